@@ -1,0 +1,230 @@
+// Package kindconfig renders a topology into kind's v1alpha4 cluster
+// configuration: one image per node, kubelet gates per node, apiserver and
+// scheduler gates through kubeadm's ClusterConfiguration, never kind's
+// cluster-wide featureGates (they reach every component of every node: a
+// 1.34 kubelet dies on the unknown gate, a 1.37 one refuses NDF=false).
+package kindconfig
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+)
+
+// SchedulerMetricsPort is the kube-scheduler's secure port, published on
+// 127.0.0.1 so its /metrics (and its gates) can be read from the host.
+const SchedulerMetricsPort = 10259
+
+// PatchesDir is where a node finds its kubeadm patches (kubelet config).
+const PatchesDir = "/kind/ndfq-patches"
+
+// Options are the host facts rendering depends on.
+type Options struct {
+	// Images maps "v1.37.2" to the node image for that kubelet version.
+	Images map[string]string
+	// CgroupV1 host: kubelets >= 1.35 refuse cgroup v1 unless told otherwise.
+	CgroupV1 bool
+	// WorkDir receives per-pool kubeadm patch files mounted into nodes.
+	WorkDir string
+}
+
+// NodeName is the name kind gives the i-th (0-based) node of a role.
+func NodeName(cluster string, role v1alpha4.NodeRole, i int) string {
+	if role == v1alpha4.ControlPlaneRole {
+		return cluster + "-control-plane"
+	}
+	if i == 0 {
+		return cluster + "-worker"
+	}
+	return fmt.Sprintf("%s-worker%d", cluster, i+1)
+}
+
+// Render returns the kind configuration for t and writes any patch files.
+func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
+	cfg := &v1alpha4.Cluster{
+		TypeMeta:   v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Name:       ClusterName(t),
+		Networking: v1alpha4.Networking{DisableDefaultCNI: true},
+	}
+	cp := t.ControlPlaneVersion()
+	cpImage, ok := o.Images[cp]
+	if !ok {
+		return nil, fmt.Errorf("no node image for control plane %s", cp)
+	}
+	cpNode := v1alpha4.Node{
+		Role:   v1alpha4.ControlPlaneRole,
+		Image:  cpImage,
+		Labels: map[string]string{topology.PoolLabel: topology.ControlPlanePool},
+		ExtraPortMappings: []v1alpha4.PortMapping{{
+			ContainerPort: SchedulerMetricsPort, HostPort: 0, ListenAddress: "127.0.0.1",
+		}},
+	}
+	patches, err := kubeletPatches("InitConfiguration", topology.ControlPlanePool, t.ControlPlane.Kubelet, o)
+	if err != nil {
+		return nil, err
+	}
+	cpNode.KubeadmConfigPatches = patches.kubeadm
+	cpNode.ExtraMounts = patches.mounts
+	cfg.Nodes = append(cfg.Nodes, cpNode)
+	for _, pool := range t.Workers {
+		img, ok := o.Images[pool.PoolVersion()]
+		if !ok {
+			return nil, fmt.Errorf("no node image for pool %s (%s)", pool.Name, pool.PoolVersion())
+		}
+		patches, err := kubeletPatches("JoinConfiguration", pool.Name, pool.Kubelet, o)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < pool.Count; i++ {
+			cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
+				Role:                 v1alpha4.WorkerRole,
+				Image:                img,
+				Labels:               map[string]string{topology.PoolLabel: pool.Name},
+				KubeadmConfigPatches: patches.kubeadm,
+				ExtraMounts:          patches.mounts,
+			})
+		}
+	}
+	cluster, err := clusterPatch(t, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.KubeadmConfigPatches = cluster
+	return cfg, nil
+}
+
+// ClusterName is the kind cluster name of a topology.
+// Dots become dashes: node names double as hostnames.
+func ClusterName(t *topology.Topology) string { return "ndfq-" + strings.ReplaceAll(t.Name, ".", "-") }
+
+type nodePatches struct {
+	kubeadm []string
+	mounts  []v1alpha4.Mount
+}
+
+// kubeletPatches sets a node's kubelet flags through kubeadm's
+// nodeRegistration (map style without apiVersion, so kind converts it for
+// v1beta3 and v1beta4 alike) and its kubelet config through a patch file.
+func kubeletPatches(kind, pool string, k topology.Kubelet, o Options) (nodePatches, error) {
+	var out nodePatches
+	args := map[string]string{}
+	for a, v := range k.ExtraArgs {
+		args[a] = v
+	}
+	if len(k.FeatureGates) > 0 {
+		args["feature-gates"] = topology.FormatGates(k.FeatureGates)
+	}
+	doc := map[string]any{"kind": kind}
+	if len(args) > 0 {
+		doc["nodeRegistration"] = map[string]any{"kubeletExtraArgs": args}
+	}
+	if len(k.Config) > 0 {
+		if o.WorkDir == "" {
+			return out, fmt.Errorf("pool %s sets kubelet config but no work folder was given for its patch", pool)
+		}
+		dir := filepath.Join(o.WorkDir, "patches", pool)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return out, err
+		}
+		data, err := yaml.Marshal(k.Config)
+		if err != nil {
+			return out, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "kubeletconfiguration+strategic.yaml"), data, 0o644); err != nil {
+			return out, err
+		}
+		doc["patches"] = map[string]any{"directory": PatchesDir}
+		out.mounts = append(out.mounts, v1alpha4.Mount{HostPath: dir, ContainerPath: PatchesDir, Readonly: true})
+	}
+	if len(doc) == 1 {
+		return out, nil
+	}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		return out, err
+	}
+	out.kubeadm = []string{string(data)}
+	return out, nil
+}
+
+// clusterPatch sets apiserver and scheduler flags, and keeps kubelets
+// running on cgroup v1 hosts.
+func clusterPatch(t *topology.Topology, o Options) ([]string, error) {
+	component := func(c topology.Component, extra map[string]string) map[string]string {
+		args := map[string]string{}
+		for k, v := range extra {
+			args[k] = v
+		}
+		for k, v := range c.ExtraArgs {
+			args[k] = v
+		}
+		if len(c.FeatureGates) > 0 {
+			args["feature-gates"] = topology.FormatGates(c.FeatureGates)
+		}
+		return args
+	}
+	cc := map[string]any{"kind": "ClusterConfiguration"}
+	if api := component(t.ControlPlane.APIServer, nil); len(api) > 0 {
+		cc["apiServer"] = map[string]any{"extraArgs": api}
+	}
+	// The scheduler listens beyond loopback so its port can be published.
+	cc["scheduler"] = map[string]any{"extraArgs": component(t.ControlPlane.Scheduler, map[string]string{"bind-address": "0.0.0.0"})}
+	var out []string
+	for _, doc := range []map[string]any{cc, kubeletConfig(o)} {
+		if doc == nil {
+			continue
+		}
+		data, err := yaml.Marshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(data))
+	}
+	return out, nil
+}
+
+func kubeletConfig(o Options) map[string]any {
+	if !o.CgroupV1 {
+		return nil
+	}
+	return map[string]any{"kind": "KubeletConfiguration", "failCgroupV1": false}
+}
+
+// Marshal renders the configuration as kind's YAML (for artifacts and tests).
+func Marshal(cfg *v1alpha4.Cluster) ([]byte, error) { return yaml.Marshal(cfg) }
+
+// HostIsCgroupV1 reports whether the unified cgroup v2 hierarchy is absent.
+func HostIsCgroupV1() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err != nil
+}
+
+// Pools maps kind node names to pool names in creation order.
+func Pools(t *topology.Topology) map[string]string {
+	name := ClusterName(t)
+	out := map[string]string{NodeName(name, v1alpha4.ControlPlaneRole, 0): topology.ControlPlanePool}
+	i := 0
+	for _, p := range t.Workers {
+		for j := 0; j < p.Count; j++ {
+			out[NodeName(name, v1alpha4.WorkerRole, i)] = p.Name
+			i++
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,140 @@
+package kindconfig
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+)
+
+func images() map[string]string {
+	return map[string]string{
+		"v1.34.4": "ndfq/node:v1.34.4-a", "v1.35.4": "ndfq/node:v1.35.4-b",
+		"v1.36.3": "ndfq/node:v1.36.3-c", "v1.37.2": "ndfq/node:v1.37.2-d",
+	}
+}
+
+func TestRenderSkewTopology(t *testing.T) {
+	top, err := topology.Load("skew-1.37")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Render(top, Options{Images: images(), CgroupV1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "ndfq-skew-1-37" {
+		t.Errorf("cluster name %q", cfg.Name)
+	}
+	if len(cfg.Nodes) != 7 {
+		t.Fatalf("%d nodes, want 7", len(cfg.Nodes))
+	}
+	if len(cfg.FeatureGates) != 0 {
+		t.Errorf("kind's cluster-wide featureGates reach every kubelet and must stay empty: %v", cfg.FeatureGates)
+	}
+	if !cfg.Networking.DisableDefaultCNI {
+		t.Error("kindnetd cannot be had offline: the default CNI must be disabled")
+	}
+	byPool := map[string]int{}
+	for i, n := range cfg.Nodes {
+		pool := n.Labels[topology.PoolLabel]
+		byPool[pool] = i
+	}
+	legacy := cfg.Nodes[byPool["legacy"]]
+	if legacy.Image != "ndfq/node:v1.34.4-a" {
+		t.Errorf("legacy pool image %s", legacy.Image)
+	}
+	if len(legacy.KubeadmConfigPatches) != 0 {
+		t.Errorf("a 1.34 kubelet must get no feature-gates flag at all: %v", legacy.KubeadmConfigPatches)
+	}
+	on := cfg.Nodes[byPool["n-2-on"]]
+	if len(on.KubeadmConfigPatches) != 1 || !strings.Contains(on.KubeadmConfigPatches[0], "feature-gates: NodeDeclaredFeatures=true,RestartAllContainersOnContainerExits=true") ||
+		!strings.Contains(on.KubeadmConfigPatches[0], "kind: JoinConfiguration") || strings.Contains(on.KubeadmConfigPatches[0], "apiVersion") {
+		t.Errorf("n-2-on patch must be a JoinConfiguration without apiVersion carrying its gates:\n%v", on.KubeadmConfigPatches)
+	}
+	cp := cfg.Nodes[0]
+	if cp.Labels[topology.PoolLabel] != topology.ControlPlanePool || cp.Image != "ndfq/node:v1.37.2-d" {
+		t.Errorf("control plane node %+v", cp)
+	}
+	if len(cp.ExtraPortMappings) != 1 || cp.ExtraPortMappings[0].ListenAddress != "127.0.0.1" || cp.ExtraPortMappings[0].ContainerPort != SchedulerMetricsPort {
+		t.Errorf("scheduler port must be published on loopback only: %+v", cp.ExtraPortMappings)
+	}
+	joined := strings.Join(cfg.KubeadmConfigPatches, "---\n")
+	if !strings.Contains(joined, "failCgroupV1: false") {
+		t.Errorf("cgroup v1 host needs failCgroupV1: false:\n%s", joined)
+	}
+	if !strings.Contains(joined, "bind-address: 0.0.0.0") {
+		t.Errorf("scheduler must listen beyond loopback for its published port:\n%s", joined)
+	}
+	raw, err := Marshal(cfg)
+	if err != nil || !strings.Contains(string(raw), "apiVersion: kind.x-k8s.io/v1alpha4") {
+		t.Errorf("marshal: %v\n%s", err, raw)
+	}
+}
+
+func TestRenderCgroupV2HostHasNoKubeletPatch(t *testing.T) {
+	top, _ := topology.Load("skew-1.37")
+	cfg, err := Render(top, Options{Images: images(), CgroupV1: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(cfg.KubeadmConfigPatches, ""), "failCgroupV1") {
+		t.Error("cgroup v2 hosts keep the kubelet's default")
+	}
+}
+
+func TestRenderControlPlaneGates(t *testing.T) {
+	y := "name: g\ncontrolPlane:\n  version: 1.36.3\n  apiServer: {featureGates: {NodeDeclaredFeatures: true}}\n  scheduler: {featureGates: {NodeDeclaredFeatures: true}, extraArgs: {v: \"2\"}}\nworkers:\n  - {name: a, count: 2, version: 1.36.3}\n"
+	top, err := topology.Parse("g.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Render(top, Options{Images: images()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := cfg.KubeadmConfigPatches[0]
+	for _, want := range []string{"kind: ClusterConfiguration", "apiServer:\n  extraArgs:\n    feature-gates: NodeDeclaredFeatures=true", "scheduler:\n  extraArgs:\n    bind-address: 0.0.0.0\n    feature-gates: NodeDeclaredFeatures=true\n    v: \"2\""} {
+		if !strings.Contains(cc, want) {
+			t.Errorf("ClusterConfiguration patch lacks %q:\n%s", want, cc)
+		}
+	}
+	if len(cfg.Nodes) != 3 {
+		t.Errorf("pool count 2 must render 2 workers: %d nodes", len(cfg.Nodes))
+	}
+}
+
+func TestRenderKubeletConfigPatchIsMounted(t *testing.T) {
+	y := "name: k\ncontrolPlane:\n  version: 1.35.4\nworkers:\n  - name: static\n    count: 1\n    version: 1.35.4\n    kubelet: {config: {cpuManagerPolicy: static}}\n"
+	top, err := topology.Parse("k.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg, err := Render(top, Options{Images: images(), WorkDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cfg.Nodes[1]
+	if len(w.ExtraMounts) != 1 || w.ExtraMounts[0].ContainerPath != PatchesDir {
+		t.Fatalf("mounts %+v", w.ExtraMounts)
+	}
+	data, err := os.ReadFile(filepath.Join(w.ExtraMounts[0].HostPath, "kubeletconfiguration+strategic.yaml"))
+	if err != nil || strings.TrimSpace(string(data)) != "cpuManagerPolicy: static" {
+		t.Fatalf("patch file: %v %q", err, data)
+	}
+	if !strings.Contains(w.KubeadmConfigPatches[0], "directory: "+PatchesDir) {
+		t.Errorf("JoinConfiguration must point kubeadm at the patches: %s", w.KubeadmConfigPatches[0])
+	}
+}
+
+func TestRenderMissingImage(t *testing.T) {
+	top, _ := topology.Load("skew-1.37")
+	imgs := images()
+	delete(imgs, "v1.34.4")
+	if _, err := Render(top, Options{Images: imgs}); err == nil || !strings.Contains(err.Error(), "no node image for pool legacy (v1.34.4)") {
+		t.Fatalf("got %v", err)
+	}
+}

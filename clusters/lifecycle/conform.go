@@ -1,0 +1,85 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
+)
+
+// Conforms checks that the running cluster is the topology: node count,
+// each node's pool and kubelet version, and the gates every kubelet and
+// the control-plane components were started with.
+func (c *Cluster) Conforms(ctx context.Context) error {
+	t := c.Topology
+	list, err := c.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	if len(list) != t.NodeCount() {
+		problems = append(problems, fmt.Sprintf("%d nodes, topology has %d", len(list), t.NodeCount()))
+	}
+	pools := map[string]topology.Pool{topology.ControlPlanePool: {
+		Name: topology.ControlPlanePool, Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet,
+	}}
+	for _, p := range t.Workers {
+		pools[p.Name] = p
+	}
+	kindNodes, err := c.Provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	for _, n := range list {
+		poolName := n.Labels[topology.PoolLabel]
+		pool, ok := pools[poolName]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("node %s: pool label %q is not a pool of the topology", n.Name, poolName))
+			continue
+		}
+		if got := n.Status.NodeInfo.KubeletVersion; got != pool.PoolVersion() {
+			problems = append(problems, fmt.Sprintf("node %s (pool %s): kubelet %s, topology wants %s", n.Name, poolName, got, pool.PoolVersion()))
+		}
+		for _, kn := range kindNodes {
+			if kn.String() != n.Name {
+				continue
+			}
+			gates, err := surgery.KubeletGates(kn)
+			if err != nil {
+				problems = append(problems, err.Error())
+			} else if !sameGates(gates, pool.Kubelet.FeatureGates) {
+				problems = append(problems, fmt.Sprintf("node %s (pool %s): kubelet gates {%s}, topology wants {%s}", n.Name, poolName, topology.FormatGates(gates), topology.FormatGates(pool.Kubelet.FeatureGates)))
+			}
+			if poolName != topology.ControlPlanePool {
+				continue
+			}
+			for comp, want := range map[string]map[string]bool{
+				"kube-apiserver": t.ControlPlane.APIServer.FeatureGates,
+				"kube-scheduler": t.ControlPlane.Scheduler.FeatureGates,
+			} {
+				got, err := surgery.StaticPodGates(kn, comp)
+				if err != nil {
+					problems = append(problems, err.Error())
+				} else if !sameGates(got, want) {
+					problems = append(problems, fmt.Sprintf("%s gates {%s}, topology wants {%s}", comp, topology.FormatGates(got), topology.FormatGates(want)))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("%w:\n  - %s", ErrNotConform, strings.Join(problems, "\n  - "))
+	}
+	return nil
+}
+
+func sameGates(a, b map[string]bool) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}

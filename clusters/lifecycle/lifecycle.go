@@ -1,0 +1,294 @@
+// Package lifecycle brings a topology up as a kind cluster and takes it
+// down: render, create through the kind library, ndfq's own CNI, a bounded
+// wait for every node Ready, kubeconfig in the artifacts folder, logs on
+// failure, and cleanup on failure and interrupt unless asked to keep it.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/kind/pkg/cluster"
+	kindcmd "sigs.k8s.io/kind/pkg/cmd"
+
+	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/internal/progress"
+	"github.com/ndfq/ndfq/internal/sh"
+)
+
+// DockerNetwork keeps ndfq's clusters off kind's shared "kind" network, so
+// taking the last one down removes the network too.
+const DockerNetwork = "ndfq"
+
+// Cluster is a running topology.
+type Cluster struct {
+	Name       string
+	Topology   *topology.Topology
+	Kubeconfig string
+	Client     klient.Client
+	Provider   *cluster.Provider
+}
+
+// UpInput says what to bring up and how.
+type UpInput struct {
+	Topology    *topology.Topology
+	Images      nodeimage.Result
+	Artifacts   string
+	UseExisting bool // reuse a running cluster after checking it is the topology
+	Log         *progress.Logger
+}
+
+// NewProvider is the kind provider ndfq uses: docker, on ndfq's network.
+func NewProvider() *cluster.Provider {
+	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", DockerNetwork)
+	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindcmd.NewLogger()))
+}
+
+// KubeconfigPath is where a cluster's kubeconfig goes: never ~/.kube/config.
+func KubeconfigPath(artifacts, name string) string {
+	return filepath.Join(artifacts, name+".kubeconfig")
+}
+
+// Up creates the cluster (or adopts it with UseExisting). When creation
+// fails or ctx is cancelled it exports kind logs into Artifacts and deletes
+// what was created.
+func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
+	t := in.Topology
+	name := kindconfig.ClusterName(t)
+	p := NewProvider()
+	c = &Cluster{Name: name, Topology: t, Kubeconfig: KubeconfigPath(in.Artifacts, name), Provider: p}
+	if err := os.MkdirAll(in.Artifacts, 0o755); err != nil {
+		return nil, err
+	}
+	exists, err := clusterExists(p, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.UseExisting {
+		if !exists {
+			return nil, fmt.Errorf("USE_EXISTING_CLUSTER: no kind cluster %q is running", name)
+		}
+		if err := p.ExportKubeConfig(name, c.Kubeconfig, false); err != nil {
+			return nil, err
+		}
+		if err := c.connect(); err != nil {
+			return nil, err
+		}
+		if err := c.Conforms(ctx); err != nil {
+			return nil, fmt.Errorf("USE_EXISTING_CLUSTER: cluster %q does not match topology %s: %w", name, t.Name, err)
+		}
+		in.Log.Printf("reusing cluster %s: versions, pools and gates match topology %s", name, t.Name)
+		return c, nil
+	}
+	if exists {
+		in.Log.Printf("deleting leftover cluster %s (set USE_EXISTING_CLUSTER=true to reuse it instead)", name)
+		if err := c.Down(in.Log); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := kindconfig.Render(t, kindconfig.Options{
+		Images: imagesByVersion(in.Images), CgroupV1: kindconfig.HostIsCgroupV1(), WorkDir: filepath.Join(in.Artifacts, name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := kindconfig.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(in.Artifacts, name+".kind.yaml"), raw, 0o644); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		in.Log.Printf("bring-up failed: %v", err)
+		c.CollectLogs(in.Log, in.Artifacts)
+		if derr := c.Down(in.Log); derr != nil {
+			in.Log.Printf("cleanup after failure: %v", derr)
+		}
+	}()
+	done := in.Log.Step("create kind cluster %s (%d nodes, kubelets %s)", name, t.NodeCount(), strings.Join(t.Versions(), " "))
+	err = createInterruptible(ctx, p, name, raw, c.Kubeconfig)
+	done(err)
+	if err != nil {
+		return c, err
+	}
+	if err := c.connect(); err != nil {
+		return c, err
+	}
+	done = in.Log.Step("pod network (ptp + host-local + routes)")
+	err = c.setupNetwork(ctx)
+	done(err)
+	if err != nil {
+		return c, err
+	}
+	done = in.Log.Step("wait for %d nodes Ready", t.NodeCount())
+	err = c.WaitNodesReady(ctx)
+	done(err)
+	return c, err
+}
+
+func imagesByVersion(r nodeimage.Result) map[string]string {
+	out := map[string]string{}
+	for v, img := range r {
+		out[string(v)] = img
+	}
+	return out
+}
+
+func clusterExists(p *cluster.Provider, name string) (bool, error) {
+	names, err := p.List()
+	if err != nil {
+		return false, fmt.Errorf("list kind clusters: %w", err)
+	}
+	for _, n := range names {
+		if n == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// createInterruptible runs kind's Create, which takes no context; on
+// cancellation it returns at once and the deferred cleanup deletes
+// whatever kind has made so far.
+func createInterruptible(ctx context.Context, p *cluster.Provider, name string, raw []byte, kubeconfig string) error {
+	errc := make(chan error, 1)
+	go func() {
+		errc <- p.Create(name,
+			cluster.CreateWithRawConfig(raw),
+			cluster.CreateWithWaitForReady(0), // kind waits for control planes only; ndfq waits for all
+			cluster.CreateWithKubeconfigPath(kubeconfig),
+			cluster.CreateWithDisplayUsage(false),
+			cluster.CreateWithDisplaySalutation(false),
+		)
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			return fmt.Errorf("kind create: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		// Give kind a moment to stop starting containers before the delete.
+		select {
+		case <-errc:
+		case <-time.After(5 * time.Second):
+		}
+		return fmt.Errorf("kind create interrupted: %w", ctx.Err())
+	}
+}
+
+func (c *Cluster) connect() error {
+	kc, err := klient.NewWithKubeConfigFile(c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("client for %s: %w", c.Kubeconfig, err)
+	}
+	c.Client = kc
+	return nil
+}
+
+// Nodes lists the cluster's Node objects.
+func (c *Cluster) Nodes(ctx context.Context) ([]corev1.Node, error) {
+	var list corev1.NodeList
+	if err := c.Client.Resources().List(ctx, &list); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// WaitNodesReady waits (wait-nodes) until the topology's node count is Ready.
+func (c *Cluster) WaitNodesReady(ctx context.Context) error {
+	want := c.Topology.NodeCount()
+	return poll.Until(ctx, "wait-nodes", fmt.Sprintf("%d nodes Ready", want), func(ctx context.Context) (bool, string, error) {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var notReady []string
+		for _, n := range nodes {
+			if !NodeReady(n) {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		if len(nodes) == want && len(notReady) == 0 {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("%d/%d nodes registered, not Ready: %s", len(nodes), want, strings.Join(notReady, ",")), nil
+	})
+}
+
+// NodeReady is the node's Ready condition.
+func NodeReady(n corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Down deletes the cluster, and ndfq's docker network once no cluster uses it.
+func (c *Cluster) Down(log *progress.Logger) error {
+	done := log.Step("delete kind cluster %s", c.Name)
+	err := c.Provider.Delete(c.Name, c.Kubeconfig)
+	done(err)
+	RemoveNetworkIfUnused(log)
+	return err
+}
+
+// RemoveNetworkIfUnused removes ndfq's docker network when nothing is attached.
+func RemoveNetworkIfUnused(log *progress.Logger) {
+	out, err := sh.Output(context.Background(), "docker", "network", "inspect", "-f", "{{len .Containers}}", DockerNetwork)
+	if err != nil || strings.TrimSpace(string(out)) != "0" {
+		return
+	}
+	if err := sh.Run(context.Background(), "docker", "network", "rm", DockerNetwork); err == nil {
+		log.Printf("removed docker network %s", DockerNetwork)
+	}
+}
+
+// CollectLogs exports kind's logs (every node's journal, containers, pods)
+// into artifacts/<cluster>-logs.
+func (c *Cluster) CollectLogs(log *progress.Logger, artifacts string) {
+	dir := filepath.Join(artifacts, c.Name+"-logs")
+	done := log.Step("export kind logs to %s", dir)
+	err := c.Provider.CollectLogs(c.Name, dir)
+	done(err)
+}
+
+// ErrNotConform is returned when a running cluster is not its topology.
+var ErrNotConform = errors.New("cluster does not match topology")
+
+// SchedulerMetricsURL is kube-scheduler's /metrics on the host port kind
+// published for it (127.0.0.1 only).
+func (c *Cluster) SchedulerMetricsURL(ctx context.Context) (string, error) {
+	cp := kindconfig.NodeName(c.Name, "control-plane", 0)
+	out, err := sh.Output(ctx, "docker", "port", cp, fmt.Sprintf("%d/tcp", kindconfig.SchedulerMetricsPort))
+	if err != nil {
+		return "", err
+	}
+	hostPort := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	if hostPort == "" {
+		return "", fmt.Errorf("kube-scheduler's port %d is not published on %s", kindconfig.SchedulerMetricsPort, cp)
+	}
+	return "https://" + hostPort + "/metrics", nil
+}
+
+// Attach returns a handle on a running cluster from its kubeconfig.
+func Attach(t *topology.Topology, kubeconfig string) (*Cluster, error) {
+	c := &Cluster{Name: kindconfig.ClusterName(t), Topology: t, Kubeconfig: kubeconfig, Provider: NewProvider()}
+	return c, c.connect()
+}

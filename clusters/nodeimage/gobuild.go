@@ -1,0 +1,197 @@
+package nodeimage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
+)
+
+// GoProgram is one binary built from a public module through the module
+// proxy. Modules such as k8s.io/kubernetes and etcd's server replace their
+// siblings with local paths that their module zips do not carry, so the
+// binary is built from a generated wrapper module that requires the root
+// module and points every such sibling at its published version.
+type GoProgram struct {
+	Module  string   // root module, e.g. k8s.io/kubernetes
+	Version string   // e.g. v1.37.2
+	Package string   // main package, e.g. k8s.io/kubernetes/cmd/kubelet
+	LDFlags []string // -X flags and the like
+	Binary  string   // file name when the package's last element is not it
+}
+
+// Name is the binary's file name: the last element of its package path,
+// without a major-version suffix such as /v3.
+func (p GoProgram) Name() string {
+	if p.Binary != "" {
+		return p.Binary
+	}
+	base := path.Base(p.Package)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" {
+		base = path.Base(path.Dir(p.Package))
+	}
+	return base
+}
+
+func (p GoProgram) key() string {
+	return Key("goprogram", p.Module, p.Version, p.Package, p.LDFlags, p.Name(), runtime.Version(), runtime.GOARCH)
+}
+
+// siblingVersion is the version a locally replaced sibling module is
+// published at: kubernetes v1.Y.Z publishes its staging modules as v0.Y.Z;
+// other projects (etcd) publish siblings at the root's own version.
+func siblingVersion(rootModule, rootVersion string) string {
+	if rootModule == "k8s.io/kubernetes" && semver.Major(rootVersion) == "v1" {
+		return "v0" + strings.TrimPrefix(rootVersion, "v1")
+	}
+	return rootVersion
+}
+
+// wrapperGoMod renders the wrapper go.mod from the root module's own go.mod.
+func wrapperGoMod(rootModule, rootVersion string, rootGoMod []byte) ([]byte, error) {
+	f, err := modfile.Parse(rootModule+"@"+rootVersion+"/go.mod", rootGoMod, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &modfile.File{}
+	if err := w.AddModuleStmt("ndfq.local/build/" + strings.ReplaceAll(rootModule, "/", "_")); err != nil {
+		return nil, err
+	}
+	goVersion := strings.TrimPrefix(runtime.Version(), "go")
+	if f.Go != nil && semver.Compare("v"+f.Go.Version, "v"+goVersion) > 0 {
+		return nil, fmt.Errorf("%s@%s needs go %s, this machine has %s", rootModule, rootVersion, f.Go.Version, goVersion)
+	}
+	if f.Go != nil {
+		goVersion = f.Go.Version
+	}
+	if err := w.AddGoStmt(goVersion); err != nil {
+		return nil, err
+	}
+	if err := w.AddRequire(rootModule, rootVersion); err != nil {
+		return nil, err
+	}
+	sib := siblingVersion(rootModule, rootVersion)
+	for _, r := range f.Replace {
+		newPath, newVersion := r.New.Path, r.New.Version
+		if modfile.IsDirectoryPath(newPath) {
+			newPath, newVersion = r.Old.Path, sib
+		}
+		if err := w.AddReplace(r.Old.Path, r.Old.Version, newPath, newVersion); err != nil {
+			return nil, err
+		}
+	}
+	w.Cleanup()
+	return w.Format()
+}
+
+// goEnv is the environment of every build: static binaries, no toolchain
+// switching, module downloads through the configured proxy.
+func goEnv() []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOWORK=off")
+}
+
+func runGo(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), dir, err, tail(out.String(), 3000))
+	}
+	return out.Bytes(), nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// wrapperModule makes (or reuses) the tidy wrapper module for a root module
+// and the set of main packages it must build.
+func (b *Builder) wrapperModule(ctx context.Context, rootModule, rootVersion string, pkgs []string) (string, error) {
+	sort.Strings(pkgs)
+	key := Key("wrapper", rootModule, rootVersion, pkgs, runtime.Version())
+	dir, hit, err := b.Cache.Fill("wrapper", key, func(dir string) error {
+		out, err := runGo(ctx, dir, "mod", "download", "-json", rootModule+"@"+rootVersion)
+		if err != nil {
+			return err
+		}
+		var info struct{ GoMod, Error string }
+		if err := json.Unmarshal(out, &info); err != nil || info.Error != "" {
+			return fmt.Errorf("download %s@%s: %v %s", rootModule, rootVersion, err, info.Error)
+		}
+		rootGoMod, err := os.ReadFile(info.GoMod)
+		if err != nil {
+			return err
+		}
+		gomod, err := wrapperGoMod(rootModule, rootVersion, rootGoMod)
+		if err != nil {
+			return err
+		}
+		var tools strings.Builder
+		tools.WriteString("//go:build tools\n\n// Package tools pins the programs this wrapper builds.\npackage tools\n\nimport (\n")
+		for _, p := range pkgs {
+			fmt.Fprintf(&tools, "\t_ %q\n", p)
+		}
+		tools.WriteString(")\n")
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(tools.String()), 0o644); err != nil {
+			return err
+		}
+		_, err = runGo(ctx, dir, "mod", "tidy")
+		return err
+	})
+	if err == nil && !hit {
+		b.Log.Printf("  wrapper module for %s@%s ready", rootModule, rootVersion)
+	}
+	return dir, err
+}
+
+// BuildPrograms builds each program (or reuses the cached binary) and
+// returns the path of each binary by program name.
+func (b *Builder) BuildPrograms(ctx context.Context, progs []GoProgram) (map[string]string, error) {
+	byRoot := map[string][]string{}
+	for _, p := range progs {
+		id := p.Module + "@" + p.Version
+		byRoot[id] = append(byRoot[id], p.Package)
+	}
+	paths := map[string]string{}
+	for _, p := range progs {
+		p := p
+		var done func(error)
+		dir, hit, err := b.Cache.Fill("bin", p.key(), func(out string) error {
+			done = b.Log.Step("build %s %s", p.Name(), p.Version)
+			wrapper, err := b.wrapperModule(ctx, p.Module, p.Version, byRoot[p.Module+"@"+p.Version])
+			if err == nil {
+				args := []string{"build", "-trimpath", "-o", filepath.Join(out, p.Name())}
+				args = append(args, "-ldflags", strings.Join(append([]string{"-s", "-w"}, p.LDFlags...), " "), p.Package)
+				_, err = runGo(ctx, wrapper, args...)
+			}
+			done(err)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if hit {
+			b.Log.Printf("build %s %s: cached", p.Name(), p.Version)
+		}
+		paths[p.Name()] = filepath.Join(dir, p.Name())
+	}
+	return paths, nil
+}

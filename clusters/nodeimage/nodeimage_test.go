@@ -1,0 +1,157 @@
+package nodeimage
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+)
+
+func TestKeyChangesWithEveryInput(t *testing.T) {
+	a := KubernetesPrograms("v1.37.2", []string{Kubelet})[0]
+	b := a
+	b.Version = "v1.37.1"
+	c := a
+	c.LDFlags = append([]string{}, a.LDFlags...)
+	c.LDFlags[0] = "-X changed"
+	if a.key() != KubernetesPrograms("v1.37.2", []string{Kubelet})[0].key() {
+		t.Error("same inputs must give the same key")
+	}
+	if a.key() == b.key() || a.key() == c.key() {
+		t.Error("a changed version or ldflag must change the key")
+	}
+	if Key("x", 1) == Key("x", 2) || Key("x", []string{"a", "b"}) == Key("x", []string{"ab"}) {
+		t.Error("Key must separate its inputs")
+	}
+}
+
+func TestVersionLDFlagsStampRealVersion(t *testing.T) {
+	flags := strings.Join(versionLDFlags("v1.35.4"), " ")
+	for _, want := range []string{
+		"-X k8s.io/component-base/version.gitVersion=v1.35.4",
+		"-X k8s.io/component-base/version.gitMinor=35",
+		"-X k8s.io/client-go/pkg/version.gitVersion=v1.35.4",
+		"-X k8s.io/client-go/pkg/version.gitMajor=1",
+	} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("ldflags lack %q: %s", want, flags)
+		}
+	}
+}
+
+func TestWrapperGoModPointsStagingAtPublishedModules(t *testing.T) {
+	root := []byte(`module k8s.io/kubernetes
+
+go 1.24.0
+
+require k8s.io/api v0.0.0
+
+replace (
+	k8s.io/api => ./staging/src/k8s.io/api
+	k8s.io/client-go => ./staging/src/k8s.io/client-go
+	github.com/example/x => github.com/example/y v1.2.3
+)
+`)
+	out, err := wrapperGoMod("k8s.io/kubernetes", "v1.36.3", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"require k8s.io/kubernetes v1.36.3",
+		"k8s.io/api => k8s.io/api v0.36.3",
+		"k8s.io/client-go => k8s.io/client-go v0.36.3",
+		"github.com/example/x => github.com/example/y v1.2.3",
+		"go 1.24.0",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("wrapper go.mod lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "./staging") {
+		t.Errorf("local paths must not survive:\n%s", s)
+	}
+}
+
+func TestWrapperGoModEtcdSiblingsKeepRootVersion(t *testing.T) {
+	root := []byte("module go.etcd.io/etcd/server/v3\n\ngo 1.24\n\nreplace go.etcd.io/etcd/api/v3 => ../api\n")
+	out, err := wrapperGoMod("go.etcd.io/etcd/server/v3", "v3.7.0", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.7.0") {
+		t.Errorf("got\n%s", out)
+	}
+}
+
+func TestWrapperGoModRefusesNewerGo(t *testing.T) {
+	_, err := wrapperGoMod("k8s.io/kubernetes", "v1.99.0", []byte("module k8s.io/kubernetes\n\ngo 9.0\n"))
+	if err == nil || !strings.Contains(err.Error(), "needs go 9.0") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseKubernetesVersion(t *testing.T) {
+	for in, want := range map[string]string{"1.37.2": "v1.37.2", "v1.35.4": "v1.35.4", "1.38.0-beta.0": "v1.38.0-beta.0"} {
+		got, err := ParseKubernetesVersion(in)
+		if err != nil || string(got) != want {
+			t.Errorf("%s: got %s, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"1.37", "latest", "2.0.0", ""} {
+		if _, err := ParseKubernetesVersion(bad); err == nil {
+			t.Errorf("%q must be refused", bad)
+		}
+	}
+}
+
+func TestPlanForTopology(t *testing.T) {
+	top, err := topology.Load("skew-1.37")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PlanFor(top)
+	if len(p.ControlPlaneVersions) != 1 || p.ControlPlaneVersions[0] != "v1.37.2" {
+		t.Errorf("control planes %v", p.ControlPlaneVersions)
+	}
+	if len(p.NodeVersions) != 4 || p.NodeVersions[0] != "v1.34.4" || p.NodeVersions[3] != "v1.37.2" {
+		t.Errorf("node versions %v", p.NodeVersions)
+	}
+	if p.isControlPlane("v1.35.4") || !p.isControlPlane("v1.37.2") {
+		t.Error("only the control plane's version carries control-plane binaries")
+	}
+}
+
+func TestProgramNames(t *testing.T) {
+	if n := Etcd("3.6.6-0"); n.Name() != "etcd" || n.Version != "v3.6.6" {
+		t.Errorf("etcd %+v", n)
+	}
+	if n := Crictl(); n.Name() != "crictl" {
+		t.Errorf("crictl name %s", n.Name())
+	}
+	if n := (GoProgram{Package: "example.com/x/v3"}); n.Name() != "x" {
+		t.Errorf("major suffix: %s", n.Name())
+	}
+}
+
+func TestCacheFillIsAtomic(t *testing.T) {
+	c := Cache{Dir: t.TempDir()}
+	calls := 0
+	build := func(dir string) error { calls++; return nil }
+	if _, hit, err := c.Fill("k", "0123456789abcdef", build); err != nil || hit {
+		t.Fatalf("first fill: hit=%v err=%v", hit, err)
+	}
+	if _, hit, err := c.Fill("k", "0123456789abcdef", build); err != nil || !hit || calls != 1 {
+		t.Fatalf("second fill must be a hit without building: hit=%v calls=%d err=%v", hit, calls, err)
+	}
+	failing := func(dir string) error { return errTest }
+	if _, _, err := c.Fill("k", "fedcba9876543210", failing); err == nil || c.Has("k", "fedcba9876543210") {
+		t.Fatal("a failed build must leave no finished entry")
+	}
+}
+
+type testErr string
+
+func (e testErr) Error() string { return string(e) }
+
+const errTest = testErr("boom")

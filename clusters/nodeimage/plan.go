@@ -1,0 +1,189 @@
+package nodeimage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/sh"
+)
+
+// Plan is what one build must produce: a node image for every kubelet
+// version, where every control-plane version can run the control plane
+// and every node can run the control planes' kube-proxy and CoreDNS.
+type Plan struct {
+	NodeVersions         []KubernetesVersion
+	ControlPlaneVersions []KubernetesVersion
+}
+
+// Normalize sorts and dedupes, and makes every control-plane version a node version.
+func (p Plan) Normalize() Plan {
+	uniq := func(vs []KubernetesVersion) []KubernetesVersion {
+		seen := map[KubernetesVersion]bool{}
+		var out []KubernetesVersion
+		for _, v := range vs {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return compareVersions(out[i], out[j]) < 0 })
+		return out
+	}
+	return Plan{
+		NodeVersions:         uniq(append(append([]KubernetesVersion{}, p.NodeVersions...), p.ControlPlaneVersions...)),
+		ControlPlaneVersions: uniq(p.ControlPlaneVersions),
+	}
+}
+
+func (p Plan) isControlPlane(v KubernetesVersion) bool {
+	for _, c := range p.ControlPlaneVersions {
+		if c == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImage is the suites' image: busybox with a shell, present on every node.
+const TestImage = "ndfq.local/toolbox:v1"
+
+// NodeImageName is the repository of node images; the tag is vX.Y.Z-<key>.
+const NodeImageName = "ndfq/node"
+
+// Result maps each kubelet version to its node image.
+type Result map[KubernetesVersion]string
+
+// Build produces every image of the plan, reusing whatever is cached.
+func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
+	p = p.Normalize()
+	if len(p.ControlPlaneVersions) == 0 {
+		return nil, fmt.Errorf("image plan has no control-plane version")
+	}
+	kindDir, err := KindModuleDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	crictl, err := b.BuildPrograms(ctx, []GoProgram{Crictl()})
+	if err != nil {
+		return nil, err
+	}
+	base, rootfsTar, err := b.BuildBase(ctx, BaseSpec{
+		Suite: "bookworm", Mirror: debianMirror(), Packages: DefaultBasePackages,
+		KindDir: kindDir, Crictl: crictl["crictl"],
+	})
+	if err != nil {
+		return nil, err
+	}
+	bins := map[KubernetesVersion]map[string]string{}
+	for _, v := range p.NodeVersions {
+		comps := append([]string{}, NodeComponents...)
+		if p.isControlPlane(v) {
+			comps = append(comps, ControlPlaneComponents...)
+		}
+		paths, err := b.BuildPrograms(ctx, KubernetesPrograms(v, comps))
+		if err != nil {
+			return nil, err
+		}
+		bins[v] = paths
+	}
+	// Images every node carries: the control planes' kube-proxy and CoreDNS,
+	// every pause tag, and the suites' test image.
+	shared, err := b.sharedImages(ctx, p, bins, rootfsTar)
+	if err != nil {
+		return nil, err
+	}
+	out := Result{}
+	for _, v := range p.NodeVersions {
+		archives := append([]string{}, shared...)
+		if p.isControlPlane(v) {
+			cp, err := b.controlPlaneImages(ctx, v, bins[v])
+			if err != nil {
+				return nil, err
+			}
+			archives = append(archives, cp...)
+		}
+		img, err := b.nodeImage(ctx, nodeImageSpec{
+			Version: v, Base: base, Binaries: bins[v], OtherKubelets: otherKubelets(bins, v),
+			Archives: archives, ControlPlane: p.isControlPlane(v),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[v] = img
+	}
+	return out, nil
+}
+
+func otherKubelets(bins map[KubernetesVersion]map[string]string, v KubernetesVersion) map[KubernetesVersion]string {
+	out := map[KubernetesVersion]string{}
+	for o, paths := range bins {
+		if o != v {
+			out[o] = paths[Kubelet]
+		}
+	}
+	return out
+}
+
+func debianMirror() string {
+	if m := os.Getenv("NDFQ_DEBIAN_MIRROR"); m != "" {
+		return m
+	}
+	return "http://deb.debian.org/debian"
+}
+
+// KindModuleDir finds the kind module ndfq was built with in the module
+// cache (downloading it if needed); its images/base/files are the node files.
+func KindModuleDir(ctx context.Context) (string, error) {
+	out, err := sh.Output(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kind@"+kindVersion())
+	if err != nil {
+		return "", fmt.Errorf("locate the kind module: %w", err)
+	}
+	dir := jsonField(out, "Dir")
+	if dir == "" {
+		return "", fmt.Errorf("locate the kind module: no Dir in %s", out)
+	}
+	return dir, nil
+}
+
+// kubeadmImages asks a control-plane version's own kubeadm which images it
+// runs, so tags are never guessed: component -> full reference.
+func kubeadmImages(ctx context.Context, kubeadm string, v KubernetesVersion) (map[string]string, error) {
+	out, err := sh.Output(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", string(v))
+	if err != nil {
+		return nil, err
+	}
+	imgs := map[string]string{}
+	for _, line := range strings.Fields(string(out)) {
+		repo := line[:strings.LastIndex(line, ":")]
+		imgs[filepath.Base(repo)] = line
+	}
+	for _, want := range []string{"kube-apiserver", "kube-proxy", "etcd", "coredns", "pause"} {
+		if imgs[want] == "" {
+			return nil, fmt.Errorf("kubeadm %s lists no %s image: %s", v, want, out)
+		}
+	}
+	return imgs, nil
+}
+
+func tagOf(ref string) string { return ref[strings.LastIndex(ref, ":")+1:] }
+
+// containerdSandboxImage is the pause tag kind's containerd config pins.
+const containerdSandboxImage = "registry.k8s.io/pause:3.10"
+
+func lookPath(name string) bool { _, err := exec.LookPath(name); return err == nil }
+
+// PlanFor is the plan that a topology needs.
+func PlanFor(t *topology.Topology) Plan {
+	var p Plan
+	for _, v := range t.Versions() {
+		p.NodeVersions = append(p.NodeVersions, KubernetesVersion(v))
+	}
+	p.ControlPlaneVersions = []KubernetesVersion{KubernetesVersion(t.ControlPlaneVersion())}
+	return p.Normalize()
+}

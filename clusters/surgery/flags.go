@@ -1,0 +1,97 @@
+// Package surgery reads and changes what runs inside kind nodes: kubelet
+// flags in kubeadm-flags.env and control-plane flags in static pod manifests.
+package surgery
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/shlex"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/yaml"
+)
+
+// KubeletFlagsFile is where kubeadm leaves the kubelet's per-node flags.
+const KubeletFlagsFile = "/var/lib/kubelet/kubeadm-flags.env"
+
+// ManifestPath is a control-plane component's static pod manifest.
+func ManifestPath(component string) string { return "/etc/kubernetes/manifests/" + component + ".yaml" }
+
+func readFile(node nodes.Node, path string) ([]byte, error) {
+	var out bytes.Buffer
+	if err := node.Command("cat", path).SetStdout(&out).Run(); err != nil {
+		return nil, fmt.Errorf("read %s on %s: %w", path, node, err)
+	}
+	return out.Bytes(), nil
+}
+
+// ParseGates parses a --feature-gates value ("A=true,B=false").
+func ParseGates(value string) (map[string]bool, error) {
+	gates := map[string]bool{}
+	for _, kv := range strings.Split(value, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		b, err := strconv.ParseBool(v)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("feature gate %q is not Name=true|false", kv)
+		}
+		gates[k] = b
+	}
+	return gates, nil
+}
+
+// kubeletArgs splits KUBELET_KUBEADM_ARGS="..." into flags.
+func kubeletArgs(env []byte) ([]string, error) {
+	for _, line := range strings.Split(string(env), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "KUBELET_KUBEADM_ARGS="); ok {
+			return shlex.Split(strings.Trim(v, `"`))
+		}
+	}
+	return nil, fmt.Errorf("no KUBELET_KUBEADM_ARGS in %s", KubeletFlagsFile)
+}
+
+func gatesFromArgs(args []string) (map[string]bool, error) {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--feature-gates="); ok {
+			return ParseGates(v)
+		}
+	}
+	return map[string]bool{}, nil
+}
+
+// KubeletGates are the gates the node's kubelet is started with.
+func KubeletGates(node nodes.Node) (map[string]bool, error) {
+	env, err := readFile(node, KubeletFlagsFile)
+	if err != nil {
+		return nil, err
+	}
+	args, err := kubeletArgs(env)
+	if err != nil {
+		return nil, err
+	}
+	return gatesFromArgs(args)
+}
+
+// StaticPodGates are the gates a control-plane component's manifest sets.
+func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) {
+	data, err := readFile(node, ManifestPath(component))
+	if err != nil {
+		return nil, err
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", ManifestPath(component), node, err)
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == component {
+			return gatesFromArgs(append(append([]string{}, c.Command...), c.Args...))
+		}
+	}
+	return nil, fmt.Errorf("%s on %s has no container %s", ManifestPath(component), node, component)
+}

@@ -1,0 +1,345 @@
+// Package topology is the file format of a cluster ndfq brings up: one
+// control plane and pools of workers, each with its own Kubernetes version
+// and feature gates per component. Validate refuses, before anything is
+// provisioned, every topology that breaks version skew or would stop a
+// component from starting.
+package topology
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/semver"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ndfq/ndfq/clusters"
+	"github.com/ndfq/ndfq/fixtures"
+)
+
+// PoolLabel is the node label that carries a node's pool name.
+const PoolLabel = "ndfq.io/pool"
+
+// ControlPlanePool is the pool name of the control-plane node.
+const ControlPlanePool = "control-plane"
+
+// Topology is one cluster: a control plane and worker pools.
+type Topology struct {
+	Name         string       `yaml:"name"`
+	Description  string       `yaml:"description,omitempty"`
+	ControlPlane ControlPlane `yaml:"controlPlane"`
+	Workers      []Pool       `yaml:"workers"`
+}
+
+// ControlPlane is the single control-plane node and its components.
+type ControlPlane struct {
+	Version   string    `yaml:"version"`
+	APIServer Component `yaml:"apiServer,omitempty"`
+	Scheduler Component `yaml:"scheduler,omitempty"`
+	Kubelet   Kubelet   `yaml:"kubelet,omitempty"`
+}
+
+// Component is a control-plane component's flags.
+type Component struct {
+	FeatureGates map[string]bool   `yaml:"featureGates,omitempty"`
+	ExtraArgs    map[string]string `yaml:"extraArgs,omitempty"`
+}
+
+// Kubelet is a node's kubelet settings.
+type Kubelet struct {
+	FeatureGates map[string]bool   `yaml:"featureGates,omitempty"`
+	ExtraArgs    map[string]string `yaml:"extraArgs,omitempty"`
+	// Config is merged into the node's KubeletConfiguration (kubeadm patch).
+	Config map[string]any `yaml:"config,omitempty"`
+}
+
+// Pool is a set of identical workers.
+type Pool struct {
+	Name    string  `yaml:"name"`
+	Count   int     `yaml:"count"`
+	Version string  `yaml:"version"`
+	Kubelet Kubelet `yaml:"kubelet,omitempty"`
+}
+
+var shipped = clusters.Topologies
+
+// DefaultName is the topology `make e2e` brings up.
+const DefaultName = "skew-1.37"
+
+// Names lists the shipped topologies.
+func Names() []string {
+	entries, _ := shipped.ReadDir("topologies")
+	var out []string
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return out
+}
+
+// Load reads a shipped topology by name or a topology file by path, and validates it.
+func Load(nameOrPath string) (*Topology, error) {
+	var data []byte
+	var err error
+	src := nameOrPath
+	if strings.Contains(nameOrPath, "/") || strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+		data, err = os.ReadFile(nameOrPath)
+	} else {
+		src = "topologies/" + nameOrPath + ".yaml"
+		data, err = shipped.ReadFile(src)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no topology %q: shipped ones are %s, or give a file path", nameOrPath, strings.Join(Names(), ", "))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(src, data)
+}
+
+// Parse decodes strictly (unknown fields are errors, with their line) and validates.
+func Parse(src string, data []byte) (*Topology, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var t Topology
+	if err := dec.Decode(&t); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty topology file", src)
+		}
+		return nil, fmt.Errorf("%s: malformed topology: %w", src, err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return &t, nil
+}
+
+var topologyName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,30}[a-z0-9])?$`)
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$`)
+
+// ValidationError lists every problem found, one per line.
+type ValidationError struct{ Problems []string }
+
+func (e *ValidationError) Error() string {
+	return "invalid topology:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// Validate checks the topology against the version skew policy and the
+// oracle's gate rules for each component's minor.
+func (t *Topology) Validate() error {
+	var p []string
+	add := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
+	if !topologyName.MatchString(t.Name) {
+		add("name %q must be short and use lowercase letters, digits, '-' and '.'", t.Name)
+	}
+	cp, err := normalizeVersion(t.ControlPlane.Version)
+	if err != nil {
+		add("controlPlane.version: %v", err)
+	}
+	cpMinor := fixtures.MinorOf(cp)
+	if err == nil {
+		if err := fixtures.KnownMinor(cpMinor); err != nil {
+			add("controlPlane.version %s: %v", t.ControlPlane.Version, err)
+		}
+	}
+	if err == nil {
+		p = append(p, checkComponent("controlPlane.apiServer", cpMinor, t.ControlPlane.APIServer)...)
+		p = append(p, checkComponent("controlPlane.scheduler", cpMinor, t.ControlPlane.Scheduler)...)
+		p = append(p, checkKubelet("controlPlane.kubelet", cpMinor, t.ControlPlane.Kubelet)...)
+	}
+	if len(t.Workers) == 0 {
+		add("workers: at least one pool is needed")
+	}
+	seen := map[string]bool{ControlPlanePool: true}
+	for i, pool := range t.Workers {
+		where := fmt.Sprintf("workers[%d]", i)
+		if pool.Name != "" {
+			where = fmt.Sprintf("workers[%d] (%s)", i, pool.Name)
+		}
+		switch {
+		case !dnsLabel.MatchString(pool.Name):
+			add("%s: name %q must be a short DNS label", where, pool.Name)
+		case seen[pool.Name]:
+			add("%s: pool name %q is used twice (or is reserved)", where, pool.Name)
+		}
+		seen[pool.Name] = true
+		if pool.Count < 1 || pool.Count > 10 {
+			add("%s: count %d must be between 1 and 10", where, pool.Count)
+		}
+		v, err := normalizeVersion(pool.Version)
+		if err != nil {
+			add("%s.version: %v", where, err)
+			continue
+		}
+		minor := fixtures.MinorOf(v)
+		if err := fixtures.KnownMinor(minor); err != nil {
+			add("%s.version %s: %v", where, pool.Version, err)
+			continue
+		}
+		if cp != "" {
+			if msg := kubeletSkew(cp, v); msg != "" {
+				add("%s: %s", where, msg)
+			}
+		}
+		p = append(p, checkKubelet(where+".kubelet", minor, pool.Kubelet)...)
+	}
+	if len(p) > 0 {
+		return &ValidationError{Problems: p}
+	}
+	return nil
+}
+
+// normalizeVersion turns "1.37.2" into "v1.37.2".
+func normalizeVersion(s string) (string, error) {
+	if s == "" {
+		return "", fmt.Errorf("missing (want e.g. 1.37.2)")
+	}
+	v := "v" + strings.TrimPrefix(s, "v")
+	if !semver.IsValid(v) || semver.Major(v) != "v1" || strings.Count(strings.SplitN(v, "-", 2)[0], ".") != 2 {
+		return "", fmt.Errorf("%q is not a Kubernetes version (want 1.MINOR.PATCH, e.g. 1.37.2)", s)
+	}
+	return v, nil
+}
+
+func minorNumber(v string) int {
+	var major, minor int
+	fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &major, &minor)
+	return minor
+}
+
+// kubeletSkew applies the version skew policy: a kubelet is never newer
+// than the apiserver and at most three minors older.
+func kubeletSkew(apiserver, kubelet string) string {
+	a, k := minorNumber(apiserver), minorNumber(kubelet)
+	switch {
+	case semver.Compare(semver.MajorMinor(kubelet), semver.MajorMinor(apiserver)) > 0:
+		return fmt.Sprintf("kubelet %s is newer than kube-apiserver %s (the version skew policy forbids it)", kubelet, apiserver)
+	case a-k > 3:
+		return fmt.Sprintf("kubelet %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", kubelet, a-k, apiserver)
+	}
+	return ""
+}
+
+// reservedArgs must be set through their own fields.
+var reservedArgs = map[string]string{"feature-gates": "featureGates"}
+
+// GateMinor is the minor whose gate rules a control-plane component with
+// these extra args follows (its own, or its --emulated-version).
+func GateMinor(binaryMinor string, args map[string]string) string {
+	m, _ := gateMinor(binaryMinor, args)
+	return m
+}
+
+// gateMinor is the minor whose gate rules apply: --emulated-version moves
+// a control-plane component's gates back to an older minor's.
+func gateMinor(binaryMinor string, args map[string]string) (string, string) {
+	if ev, ok := args["emulated-version"]; ok {
+		m := fixtures.MinorOf(ev)
+		if m == "" {
+			return binaryMinor, fmt.Sprintf("emulated-version %q is not a minor version", ev)
+		}
+		if minorNumber("v"+m+".0") < minorNumber("v"+binaryMinor+".0")-1 || !semver.IsValid("v"+m) || semver.Compare("v"+m, "v"+binaryMinor) > 0 {
+			return binaryMinor, fmt.Sprintf("emulated-version %s must be %s or the minor before it", ev, binaryMinor)
+		}
+		return m, ""
+	}
+	return binaryMinor, ""
+}
+
+func checkComponent(where, minor string, c Component) []string {
+	var p []string
+	for arg := range c.ExtraArgs {
+		if field, ok := reservedArgs[arg]; ok {
+			p = append(p, fmt.Sprintf("%s.extraArgs: set %s through %s.%s", where, arg, where, field))
+		}
+	}
+	m, msg := gateMinor(minor, c.ExtraArgs)
+	if msg != "" {
+		p = append(p, where+": "+msg)
+	}
+	for _, problem := range fixtures.CheckGates(m, c.FeatureGates) {
+		p = append(p, where+".featureGates: "+problem)
+	}
+	return p
+}
+
+func checkKubelet(where, minor string, k Kubelet) []string {
+	var p []string
+	for arg := range k.ExtraArgs {
+		if field, ok := reservedArgs[arg]; ok {
+			p = append(p, fmt.Sprintf("%s.extraArgs: set %s through %s.%s", where, arg, where, field))
+		}
+	}
+	if _, ok := k.ExtraArgs["emulated-version"]; ok {
+		p = append(p, where+": the kubelet has no --emulated-version")
+	}
+	for _, problem := range fixtures.CheckGates(minor, k.FeatureGates) {
+		p = append(p, where+".featureGates: "+problem)
+	}
+	return p
+}
+
+// Versions lists every Kubernetes version the topology runs, oldest first.
+func (t *Topology) Versions() []string {
+	set := map[string]bool{}
+	cp, _ := normalizeVersion(t.ControlPlane.Version)
+	set[cp] = true
+	for _, pool := range t.Workers {
+		v, _ := normalizeVersion(pool.Version)
+		set[v] = true
+	}
+	var out []string
+	for v := range set {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return semver.Compare(out[i], out[j]) < 0 })
+	return out
+}
+
+// ControlPlaneVersion is "v1.37.2".
+func (t *Topology) ControlPlaneVersion() string {
+	v, _ := normalizeVersion(t.ControlPlane.Version)
+	return v
+}
+
+// PoolVersion is a pool's "v1.35.4".
+func (p Pool) PoolVersion() string {
+	v, _ := normalizeVersion(p.Version)
+	return v
+}
+
+// NodeCount is the number of nodes, control plane included.
+func (t *Topology) NodeCount() int {
+	n := 1
+	for _, p := range t.Workers {
+		n += p.Count
+	}
+	return n
+}
+
+// SourceFile is where a shipped topology lives in the repository.
+func SourceFile(name string) string { return filepath.Join("clusters", "topologies", name+".yaml") }
+
+// FormatGates renders gates as a --feature-gates value, sorted.
+func FormatGates(g map[string]bool) string {
+	var parts []string
+	for _, k := range sortedKeys(g) {
+		parts = append(parts, fmt.Sprintf("%s=%t", k, g[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

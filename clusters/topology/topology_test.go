@@ -1,0 +1,126 @@
+package topology
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestShippedTopologiesAreValid(t *testing.T) {
+	names := Names()
+	for _, want := range []string{"skew-1.37", "gates-1.36", "alpha-1.35"} {
+		if !contains(names, want) {
+			t.Errorf("topology %s is not shipped (have %v)", want, names)
+		}
+	}
+	for _, n := range names {
+		if _, err := Load(n); err != nil {
+			t.Errorf("shipped topology %s: %v", n, err)
+		}
+	}
+}
+
+func TestDefaultTopologyShape(t *testing.T) {
+	top, err := Load(DefaultName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.NodeCount() != 7 {
+		t.Errorf("skew-1.37 has %d nodes, want 7", top.NodeCount())
+	}
+	if got := strings.Join(top.Versions(), " "); got != "v1.34.4 v1.35.4 v1.36.3 v1.37.2" {
+		t.Errorf("versions %s", got)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+const base = `name: t
+controlPlane:
+  version: 1.37.2
+workers:
+`
+
+// Each bad input must be refused before provisioning, with a message that
+// names the field and the rule.
+func TestValidationRefusesBadInput(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown minor", "name: t\ncontrolPlane:\n  version: 1.39.0\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.version 1.39.0: ndfq has no oracle for Kubernetes 1.39"},
+		{"not a version", base + "  - {name: a, count: 1, version: latest}\n",
+			`workers[0] (a).version: "latest" is not a Kubernetes version`},
+		{"kubelet newer than apiserver", "name: t\ncontrolPlane:\n  version: 1.36.3\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"kubelet v1.37.2 is newer than kube-apiserver v1.36.3"},
+		{"kubelet of a minor without an oracle", "name: t\ncontrolPlane:\n  version: 1.37.2\nworkers:\n  - {name: a, count: 1, version: 1.33.0}\n",
+			"no oracle for Kubernetes 1.33"},
+		{"NDF unknown to 1.34", base + "  - name: a\n    count: 1\n    version: 1.34.4\n    kubelet: {featureGates: {NodeDeclaredFeatures: true}}\n",
+			"workers[0] (a).kubelet.featureGates: unrecognized feature gate: NodeDeclaredFeatures (Kubernetes 1.34 does not have it)"},
+		{"NDF locked on 1.37", base + "  - name: a\n    count: 1\n    version: 1.37.2\n    kubelet: {featureGates: {NodeDeclaredFeatures: false}}\n",
+			"cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true (Kubernetes 1.37)"},
+		{"NDF locked on 1.37 apiserver", "name: t\ncontrolPlane:\n  version: 1.37.2\n  apiServer: {featureGates: {NodeDeclaredFeatures: false}}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.apiServer.featureGates: cannot set feature gate NodeDeclaredFeatures to false"},
+		{"1.35 dependent without NDF", base + "  - name: a\n    count: 1\n    version: 1.35.4\n    kubelet: {featureGates: {RestartAllContainersOnContainerExits: true}}\n",
+			"feature gate RestartAllContainersOnContainerExits depends on NodeDeclaredFeatures, which is disabled (Kubernetes 1.35)"},
+		{"1.36 NDF off alone", "name: t\ncontrolPlane:\n  version: 1.36.3\nworkers:\n  - name: a\n    count: 1\n    version: 1.36.3\n    kubelet: {featureGates: {NodeDeclaredFeatures: false}}\n",
+			"feature gate ExtendWebSocketsToKubelet depends on NodeDeclaredFeatures, which is disabled (Kubernetes 1.36)"},
+		{"malformed field", base + "  - {name: a, count: 1, version: 1.37.2, kubelets: {}}\n",
+			"line 5: field kubelets not found in type topology.Pool"},
+		{"malformed type", base + "  - {name: a, count: many, version: 1.37.2}\n",
+			"line 5: cannot unmarshal !!str `many` into int"},
+		{"duplicate pool", base + "  - {name: a, count: 1, version: 1.37.2}\n  - {name: a, count: 1, version: 1.37.2}\n",
+			`pool name "a" is used twice`},
+		{"no workers", "name: t\ncontrolPlane:\n  version: 1.37.2\n", "workers: at least one pool is needed"},
+		{"gates through extraArgs", "name: t\ncontrolPlane:\n  version: 1.37.2\n  scheduler: {extraArgs: {feature-gates: A=true}}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.scheduler.extraArgs: set feature-gates through controlPlane.scheduler.featureGates"},
+		{"empty file", "", "empty topology file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("test.yaml", []byte(c.yaml))
+			if err == nil {
+				t.Fatalf("accepted; want an error containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error\n%v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestKubeletSkewPolicy(t *testing.T) {
+	if msg := kubeletSkew("v1.37.2", "v1.34.4"); msg != "" {
+		t.Errorf("3 minors older must be allowed: %s", msg)
+	}
+	if msg := kubeletSkew("v1.38.0", "v1.34.4"); !strings.Contains(msg, "4 minors older") {
+		t.Errorf("4 minors older must be refused, got %q", msg)
+	}
+	if msg := kubeletSkew("v1.37.2", "v1.37.9"); msg != "" {
+		t.Errorf("a newer patch of the same minor is allowed: %s", msg)
+	}
+}
+
+func TestEmulatedVersionMovesGateRules(t *testing.T) {
+	y := "name: t\ncontrolPlane:\n  version: 1.37.2\n  apiServer:\n    featureGates: {NodeDeclaredFeatures: false, RestartAllContainersOnContainerExits: false, InPlacePodLevelResourcesVerticalScaling: false, InPlacePodVerticalScalingInitContainers: false, ExtendWebSocketsToKubelet: false}\n    extraArgs: {emulated-version: \"1.36\"}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n"
+	if _, err := Parse("t.yaml", []byte(y)); err != nil {
+		t.Fatalf("1.37 apiserver emulating 1.36 may turn NDF off: %v", err)
+	}
+	bad := strings.Replace(y, `"1.36"`, `"1.34"`, 1)
+	if _, err := Parse("t.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "emulated-version 1.34 must be 1.37 or the minor before it") {
+		t.Fatalf("emulating two minors back must be refused, got %v", err)
+	}
+}
+
+func TestLoadUnknownName(t *testing.T) {
+	_, err := Load("nope")
+	if err == nil || !strings.Contains(err.Error(), `no topology "nope": shipped ones are`) {
+		t.Fatalf("got %v", err)
+	}
+}

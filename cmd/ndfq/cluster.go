@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/lifecycle"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/progress"
+)
+
+func clusterCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "cluster", Short: "Bring topologies up and down without running the suites"}
+	var topo, artifacts, cacheDir string
+	var useExisting bool
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Build the node images a topology needs (cached) and create its kind cluster",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := topology.Load(topo)
+			if err != nil {
+				return err
+			}
+			log := progress.New(cmd.ErrOrStderr())
+			b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: log}
+			images, err := b.Build(cmd.Context(), nodeimage.PlanFor(t))
+			if err != nil {
+				return err
+			}
+			c, err := lifecycle.Up(cmd.Context(), lifecycle.UpInput{Topology: t, Images: images, Artifacts: artifacts, UseExisting: useExisting, Log: log})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is up; export KUBECONFIG=%s\n", c.Name, c.Kubeconfig)
+			return nil
+		},
+	}
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Delete a topology's kind cluster",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := topology.Load(topo)
+			if err != nil {
+				return err
+			}
+			c := &lifecycle.Cluster{Name: kindconfig.ClusterName(t), Kubeconfig: lifecycle.KubeconfigPath(artifacts, kindconfig.ClusterName(t)), Provider: lifecycle.NewProvider()}
+			return c.Down(progress.New(cmd.ErrOrStderr()))
+		},
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List ndfq's kind clusters",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			names, err := lifecycle.NewProvider().List()
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				if strings.HasPrefix(n, "ndfq-") {
+					fmt.Fprintln(cmd.OutOrStdout(), n)
+				}
+			}
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{up, down} {
+		c.Flags().StringVar(&topo, "topology", topology.DefaultName, "shipped topology name ("+strings.Join(topology.Names(), ", ")+") or file")
+		c.Flags().StringVar(&artifacts, "artifacts", "_artifacts", "folder for the kubeconfig, kind config and logs")
+	}
+	up.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
+	up.Flags().BoolVar(&useExisting, "use-existing", false, "adopt a running cluster after checking it matches the topology")
+	cmd.AddCommand(up, down, list)
+	return cmd
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/progress"
+)
+
+func imagesCommand() *cobra.Command {
+	images := &cobra.Command{Use: "images", Short: "Build kind node images offline"}
+	var topologies, versions, controlPlanes []string
+	var cacheDir string
+	build := &cobra.Command{
+		Use:   "build",
+		Short: "Build node images for topologies or versions, reusing the content-addressed cache",
+		Example: `  ndfq images build --topology skew-1.37
+  ndfq images build --versions 1.34.4,1.35.4,1.36.3,1.37.2 --control-planes 1.37.2`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := imagePlan(topologies, versions, controlPlanes)
+			if err != nil {
+				return err
+			}
+			log := progress.New(cmd.ErrOrStderr())
+			b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: log}
+			res, err := b.Build(cmd.Context(), plan)
+			if err != nil {
+				return err
+			}
+			for _, v := range plan.Normalize().NodeVersions {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", v, res[v])
+			}
+			return nil
+		},
+	}
+	build.Flags().StringSliceVar(&topologies, "topology", nil, "topology name or file whose versions to build (repeatable)")
+	build.Flags().StringSliceVar(&versions, "versions", nil, "kubelet versions to build node images for")
+	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
+	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
+	images.AddCommand(build)
+	return images
+}
+
+// imagePlan merges topologies and explicit versions into one build plan,
+// refusing bad versions before anything is built.
+func imagePlan(topologies, versions, controlPlanes []string) (nodeimage.Plan, error) {
+	var p nodeimage.Plan
+	parse := func(list []string, into *[]nodeimage.KubernetesVersion) error {
+		for _, s := range list {
+			v, err := nodeimage.ParseKubernetesVersion(strings.TrimSpace(s))
+			if err != nil {
+				return err
+			}
+			*into = append(*into, v)
+		}
+		return nil
+	}
+	for _, name := range topologies {
+		t, err := topology.Load(name)
+		if err != nil {
+			return p, err
+		}
+		tp := nodeimage.PlanFor(t)
+		p.NodeVersions = append(p.NodeVersions, tp.NodeVersions...)
+		p.ControlPlaneVersions = append(p.ControlPlaneVersions, tp.ControlPlaneVersions...)
+	}
+	if err := parse(versions, &p.NodeVersions); err != nil {
+		return p, err
+	}
+	if err := parse(controlPlanes, &p.ControlPlaneVersions); err != nil {
+		return p, err
+	}
+	if len(p.ControlPlaneVersions) == 0 && len(p.NodeVersions) > 0 {
+		newest := p.Normalize().NodeVersions
+		p.ControlPlaneVersions = newest[len(newest)-1:]
+	}
+	if len(p.NodeVersions) == 0 {
+		return p, fmt.Errorf("nothing to build: give --topology or --versions")
+	}
+	return p.Normalize(), nil
+}

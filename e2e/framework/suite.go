@@ -1,0 +1,108 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/clusters/lifecycle"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/progress"
+)
+
+// Shared is what the first Ginkgo process hands the others.
+type Shared struct {
+	Topology           string `json:"topology"`
+	Kubeconfig         string `json:"kubeconfig"`
+	SchedulerMetricURL string `json:"schedulerMetricsURL"`
+}
+
+// Env is one process's view of the cluster under test.
+type Env struct {
+	Settings  Settings
+	Topology  *topology.Topology
+	Cluster   *lifecycle.Cluster
+	Clientset kubernetes.Interface
+	Shared    Shared
+	Log       *progress.Logger
+}
+
+// BringUp runs on the first process: images (cached), then the cluster.
+func BringUp(ctx context.Context, s Settings, log *progress.Logger) ([]byte, error) {
+	t, err := topology.Load(s.Topology)
+	if err != nil {
+		return nil, err
+	}
+	b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: s.CacheDir}, Log: log}
+	images, err := b.Build(ctx, nodeimage.PlanFor(t))
+	if err != nil {
+		return nil, fmt.Errorf("node images: %w", err)
+	}
+	c, err := lifecycle.Up(ctx, lifecycle.UpInput{Topology: t, Images: images, Artifacts: s.Artifacts, UseExisting: s.UseExisting, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	url, err := c.SchedulerMetricsURL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Shared{Topology: s.Topology, Kubeconfig: c.Kubeconfig, SchedulerMetricURL: url})
+}
+
+// Attach runs on every process with the first process's Shared.
+func Attach(s Settings, data []byte, log *progress.Logger) (*Env, error) {
+	var sh Shared
+	if err := json.Unmarshal(data, &sh); err != nil {
+		return nil, err
+	}
+	t, err := topology.Load(sh.Topology)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lifecycle.Attach(t, sh.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(c.Client.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Settings: s, Topology: t, Cluster: c, Clientset: cs, Shared: sh, Log: log}, nil
+}
+
+// failedMarker records, across Ginkgo processes, that some spec failed.
+func failedMarker(artifacts string) string { return filepath.Join(artifacts, ".ndfq-suite-failed") }
+
+// MarkFailed is called when a spec fails, so teardown exports logs.
+func MarkFailed(artifacts string) { _ = os.WriteFile(failedMarker(artifacts), []byte("1"), 0o644) }
+
+// TearDown runs on the first process after every spec: logs when anything
+// failed, then the cluster goes unless KEEP_CLUSTER.
+func TearDown(s Settings, data []byte, log *progress.Logger) error {
+	var sh Shared
+	if len(data) == 0 || json.Unmarshal(data, &sh) != nil {
+		return nil // bring-up failed and cleaned up after itself
+	}
+	t, err := topology.Load(sh.Topology)
+	if err != nil {
+		return err
+	}
+	c, err := lifecycle.Attach(t, sh.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(failedMarker(s.Artifacts)); err == nil {
+		c.CollectLogs(log, s.Artifacts)
+		_ = os.Remove(failedMarker(s.Artifacts))
+	}
+	if s.KeepCluster || s.UseExisting {
+		log.Printf("keeping cluster %s (kubeconfig %s)", c.Name, c.Kubeconfig)
+		return nil
+	}
+	return c.Down(log)
+}
