@@ -11,6 +11,7 @@ USE_EXISTING_CLUSTER ?= false
 LABEL_FILTER         ?=
 GINKGO_PROCS         ?= 2
 GINKGO_TIMEOUT       ?= 85m
+GINKGO_FLAGS         ?= $(if $(CI),--no-color,)
 VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 export TOPOLOGY ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER
@@ -53,7 +54,7 @@ images: host
 ## e2e: images, cluster, suites, report
 e2e: images $(GINKGO)
 	mkdir -p $(ARTIFACTS)
-	$(GINKGO) -v --procs=$(GINKGO_PROCS) --timeout=$(GINKGO_TIMEOUT) \
+	$(GINKGO) -v $(GINKGO_FLAGS) --procs=$(GINKGO_PROCS) --timeout=$(GINKGO_TIMEOUT) \
 	  --label-filter='$(LABEL_FILTER)' \
 	  --junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) \
 	  ./e2e

@@ -114,7 +114,9 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 			return
 		}
 		in.Log.Printf("bring-up failed: %v", err)
-		c.CollectLogs(in.Log, in.Artifacts)
+		if ctx.Err() == nil { // an interrupted run wants out fast, not logs
+			c.CollectLogs(in.Log, in.Artifacts)
+		}
 		if derr := c.Down(in.Log); derr != nil {
 			in.Log.Printf("cleanup after failure: %v", derr)
 		}

@@ -183,7 +183,7 @@ func toolboxImage(rootfsTar string) (imageSpec, error) {
 	}
 	defer os.RemoveAll(tmp)
 	bb := filepath.Join(tmp, "busybox")
-	if err := extractFromTar(rootfsTar, "./bin/busybox", bb); err != nil {
+	if err := extractFromTar(rootfsTar, "./usr/bin/busybox", bb); err != nil {
 		return imageSpec{}, fmt.Errorf("busybox from the base root file system: %w", err)
 	}
 	entries := []fileEntry{{Path: "/bin/busybox", Src: bb, Mode: 0o755}}

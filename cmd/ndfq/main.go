@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,9 +23,15 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(hostCommand(), imagesCommand(), clusterCommand(), versionCommand())
+	root.AddCommand(hostCommand(), imagesCommand(), clusterCommand(), reportCommand(), versionCommand())
 	if err := root.ExecuteContext(ctx); err != nil {
+		if errors.Is(err, errSilentFailure) {
+			os.Exit(1)
+		}
 		fmt.Fprintln(os.Stderr, "ndfq:", err)
 		os.Exit(2)
 	}
 }
+
+// errSilentFailure exits 1 after the command already said why.
+var errSilentFailure = errors.New("failed")

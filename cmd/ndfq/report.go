@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndfq/ndfq/report"
+)
+
+func reportCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "report", Short: "Summaries of suite results"}
+	var junit, label string
+	summary := &cobra.Command{
+		Use:   "summary",
+		Short: "Print a JUnit file's closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed or nothing ran",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := report.CountJUnit(junit)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", label, c)
+			if c.Failed > 0 || c.Passed == 0 {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
+	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
+	cmd.AddCommand(summary)
+	return cmd
+}
