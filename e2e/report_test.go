@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ndfq/ndfq/report"
+)
+
+// record keeps one observation for report.md.
+func record(o report.Observation) { AddReportEntry(report.EntryName, o) }
+
+// The report is written from every process's entries once the suite ends.
+var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
+	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion()}
+	for _, p := range poolsOf(suiteTopology) {
+		s.Pools = append(s.Pools, p.Name)
+	}
+	for _, sr := range r.SpecReports {
+		isSpec := sr.LeafNodeType == types.NodeTypeIt
+		switch {
+		case sr.State.Is(types.SpecStateFailureStates):
+			name := sr.FullText()
+			if name == "" {
+				name = sr.LeafNodeType.String()
+			}
+			s.Failures = append(s.Failures, report.Failure{Spec: name, Message: sr.Failure.Message})
+			s.Counts.Failed++
+		case !isSpec:
+		case sr.State == types.SpecStatePassed:
+			s.Counts.Passed++
+		default:
+			s.Counts.Skipped++
+		}
+		for _, e := range sr.ReportEntries {
+			if e.Name != report.EntryName {
+				continue
+			}
+			// Entries of this process hold the value itself, other processes'
+			// entries a decoded JSON map: a JSON round trip reads both.
+			var o report.Observation
+			raw, err := json.Marshal(e.GetRawValue())
+			if err == nil && json.Unmarshal(raw, &o) == nil {
+				s.Observations = append(s.Observations, o)
+			}
+		}
+	}
+	if err := os.MkdirAll(settings.Artifacts, 0o755); err != nil {
+		return
+	}
+	f, err := os.Create(filepath.Join(settings.Artifacts, "report.md"))
+	if err != nil {
+		GinkgoWriter.Printf("report.md: %v\n", err)
+		return
+	}
+	defer f.Close()
+	_ = s.Markdown(f)
+	GinkgoWriter.Printf("report: %s (%s) written to %s\n", s.Verdict(), s.Counts, f.Name())
+})

@@ -1,0 +1,115 @@
+package probes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/fixtures"
+)
+
+// Declaration is what one node publishes next to what its kubelet must
+// publish according to the oracle, for the kubelet's minor and the gates
+// the kubelet itself reports (never the topology's intent).
+type Declaration struct {
+	Node           string
+	Pool           string
+	KubeletVersion string
+	Published      bool     // status.declaredFeatures is present
+	Declared       []string // as stored, in order
+	Expected       []string // the oracle's sorted set
+	Missing        []string // expected, not declared
+	Extra          []string // declared, not expected
+	Digest         string   // of the declared set
+	Gates          Gates    // the kubelet's effective gates
+	CPUManager     string   // the kubelet's cpuManagerPolicy (configz)
+	HeartbeatAge   time.Duration
+}
+
+// Matches is true when the declared set is exactly the expected one.
+func (d Declaration) Matches() bool { return len(d.Missing) == 0 && len(d.Extra) == 0 }
+
+// DeclarationsInput says which nodes to look at.
+type DeclarationsInput struct {
+	Clientset kubernetes.Interface
+	PoolLabel string // node label naming the pool (ndfq.io/pool)
+}
+
+// Declarations reads every node's declaration, its kubelet's gates and
+// configuration through the node proxy, and its lease's age.
+func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, error) {
+	nodes, err := in.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	var out []Declaration
+	for _, n := range nodes.Items {
+		d := Declaration{
+			Node: n.Name, Pool: n.Labels[in.PoolLabel], KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
+			Digest: fixtures.Digest(n.Status.DeclaredFeatures),
+		}
+		if d.Gates, err = KubeletGates(ctx, in.Clientset, n.Name); err != nil {
+			return nil, err
+		}
+		if d.CPUManager, err = kubeletCPUManagerPolicy(ctx, in.Clientset, n.Name); err != nil {
+			return nil, err
+		}
+		effective := map[string]bool{}
+		for name, s := range d.Gates {
+			effective[name] = s.Enabled
+		}
+		d.Expected = fixtures.Expected(fixtures.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
+		d.Missing, d.Extra = diff(d.Expected, d.Declared)
+		if lease, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err == nil && lease.Spec.RenewTime != nil {
+			d.HeartbeatAge = time.Since(lease.Spec.RenewTime.Time)
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// kubeletCPUManagerPolicy reads the kubelet's running configuration (configz).
+func kubeletCPUManagerPolicy(ctx context.Context, cs kubernetes.Interface, node string) (string, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "configz").DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("kubelet on %s /configz (node proxy): %w", node, err)
+	}
+	var cfg struct {
+		KubeletConfig struct {
+			CPUManagerPolicy string `json:"cpuManagerPolicy"`
+		} `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return "", fmt.Errorf("kubelet on %s /configz: %w", node, err)
+	}
+	return cfg.KubeletConfig.CPUManagerPolicy, nil
+}
+
+func diff(expected, declared []string) (missing, extra []string) {
+	in := func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range expected {
+		if !in(declared, e) {
+			missing = append(missing, e)
+		}
+	}
+	for _, d := range declared {
+		if !in(expected, d) {
+			extra = append(extra, d)
+		}
+	}
+	return missing, extra
+}

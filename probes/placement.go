@@ -1,0 +1,153 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/internal/poll"
+)
+
+// Placement is what the scheduler decided for one probe pod.
+type Placement struct {
+	Pod           string
+	Node          string // bound node, "" when not bound
+	Unschedulable bool
+	Message       string // the PodScheduled condition's message when refused
+	Decision      time.Duration
+}
+
+// Place creates the pod and waits (wait-scheduling) until it is bound or
+// the scheduler marks it Unschedulable.
+func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (Placement, error) {
+	start := time.Now()
+	created, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
+	}
+	res := Placement{Pod: created.Name}
+	err = poll.Until(ctx, "wait-scheduling", "a scheduling decision for pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if p.Spec.NodeName != "" {
+			res.Node = p.Spec.NodeName
+			res.Decision = time.Since(start)
+			return true, "", nil
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				res.Unschedulable, res.Message = true, c.Message
+				res.Decision = time.Since(start)
+				return true, "", nil
+			}
+		}
+		return false, "pending without a decision", nil
+	})
+	return res, err
+}
+
+// Admission is what a kubelet did with a pod bound to it directly.
+type Admission struct {
+	Pod     string
+	Node    string
+	Phase   corev1.PodPhase
+	Reason  string
+	Message string
+}
+
+// Rejected is true when the kubelet refused the pod.
+func (a Admission) Rejected() bool { return a.Phase == corev1.PodFailed }
+
+// BindDirectly creates the pod with spec.nodeName set (no scheduler) and
+// waits (wait-pod-running) until it runs or the kubelet fails it.
+func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node string, pod *corev1.Pod) (Admission, error) {
+	pod = pod.DeepCopy()
+	pod.Spec.NodeName = node
+	pod.Spec.Affinity = nil
+	if _, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return Admission{Pod: pod.Name, Node: node}, fmt.Errorf("create pod %s on %s: %w", pod.Name, node, err)
+	}
+	res := Admission{Pod: pod.Name, Node: node}
+	err := poll.Until(ctx, "wait-pod-running", fmt.Sprintf("pod %s to run or be rejected on %s", pod.Name, node), func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		res.Phase, res.Reason, res.Message = p.Status.Phase, p.Status.Reason, p.Status.Message
+		switch p.Status.Phase {
+		case corev1.PodFailed:
+			return true, "", nil
+		case corev1.PodRunning:
+			return podReady(p), "running, not ready", nil
+		}
+		return false, string(p.Status.Phase), nil
+	})
+	return res, err
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// UpdateResult is the apiserver's answer to one pod update.
+type UpdateResult struct {
+	Pod     string
+	Node    string
+	Code    int32 // HTTP status, 200 when admitted
+	Message string
+}
+
+// Admitted is true for a 2xx answer.
+func (u UpdateResult) Admitted() bool { return u.Code >= 200 && u.Code < 300 }
+
+// Update sends a strategic merge patch to the pod (or its subresource) and
+// keeps the HTTP status and message instead of failing on a refusal.
+func Update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subresource string, patch []byte) (UpdateResult, error) {
+	res := UpdateResult{Pod: pod}
+	var subs []string
+	if subresource != "" {
+		subs = []string{subresource}
+	}
+	p, err := cs.CoreV1().Pods(namespace).Patch(ctx, pod, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, subs...)
+	if err == nil {
+		res.Code, res.Node = 200, p.Spec.NodeName
+		return res, nil
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		res.Code, res.Message = status.Status().Code, status.Status().Message
+		return res, nil
+	}
+	return res, fmt.Errorf("patch pod %s: %w", pod, err)
+}
+
+// WaitRunning waits (wait-pod-running) until the pod is Running and Ready, and returns it.
+func WaitRunning(ctx context.Context, cs kubernetes.Interface, namespace, name string) (*corev1.Pod, error) {
+	var pod *corev1.Pod
+	err := poll.Until(ctx, "wait-pod-running", "pod "+name+" Running and Ready", func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		pod = p
+		if p.Status.Phase == corev1.PodFailed {
+			return false, "", fmt.Errorf("pod %s failed on %s: %s %s", name, p.Spec.NodeName, p.Status.Reason, p.Status.Message)
+		}
+		return p.Status.Phase == corev1.PodRunning && podReady(p), fmt.Sprintf("phase %s on %q", p.Status.Phase, p.Spec.NodeName), nil
+	})
+	return pod, err
+}

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Kinds of observation a spec records.
+const (
+	KindDeclaration = "declaration"
+	KindPlacement   = "placement"
+	KindUpdate      = "update"
+	KindKubelet     = "kubelet-admission"
+	KindFinding     = "finding"
+	KindMeasure     = "measure"
+)
+
+// Observation is one thing a spec saw, with what the oracle expected.
+// Specs record them as Ginkgo report entries named EntryName.
+type Observation struct {
+	Kind     string   `json:"kind"`
+	Pool     string   `json:"pool,omitempty"`
+	Kubelet  string   `json:"kubelet,omitempty"`
+	Node     string   `json:"node,omitempty"`
+	Feature  string   `json:"feature,omitempty"`
+	Expected string   `json:"expected,omitempty"`
+	Seen     string   `json:"seen,omitempty"`
+	Set      []string `json:"set,omitempty"`
+	Digest   string   `json:"digest,omitempty"`
+	OK       bool     `json:"ok"`
+	Text     string   `json:"text,omitempty"`
+}
+
+// EntryName is the report entry name of observations.
+const EntryName = "ndfq"
+
+// Failure is a failed spec, for the verdict.
+type Failure struct{ Spec, Message string }
+
+// Summary is everything report.md says.
+type Summary struct {
+	Topology     string
+	ControlPlane string
+	Pools        []string // in topology order
+	Observations []Observation
+	Failures     []Failure
+	Counts       Counts
+}
+
+type poolRow struct {
+	kubelet, digest, set string
+	refExp, refSeen      int
+	rejExp, rejSeen      int
+	placeOK, updOK       int
+	placeAll, updAll     int
+}
+
+// Verdict is GO when every spec passed, HOLD otherwise.
+func (s Summary) Verdict() string {
+	if len(s.Failures) > 0 || s.Counts.Passed == 0 {
+		return "HOLD"
+	}
+	return "GO"
+}
+
+// Markdown writes report.md.
+func (s Summary) Markdown(w io.Writer) error {
+	rows := map[string]*poolRow{}
+	row := func(p string) *poolRow {
+		if rows[p] == nil {
+			rows[p] = &poolRow{}
+		}
+		return rows[p]
+	}
+	var findings, measures []string
+	for _, o := range s.Observations {
+		switch o.Kind {
+		case KindDeclaration:
+			r := row(o.Pool)
+			r.kubelet, r.digest = o.Kubelet, o.Digest
+			r.set = strings.Join(o.Set, " ")
+			if r.set == "" {
+				r.set = "(none)"
+			}
+		case KindPlacement:
+			r := row(o.Pool)
+			r.placeAll++
+			if o.OK {
+				r.placeOK++
+			}
+			if o.Expected == "refused" {
+				r.refExp++
+				if o.Seen == "refused" {
+					r.refSeen++
+				}
+			}
+		case KindUpdate:
+			r := row(o.Pool)
+			r.updAll++
+			if o.OK {
+				r.updOK++
+			}
+			if o.Expected == "403" {
+				r.rejExp++
+				if o.Seen == "403" {
+					r.rejSeen++
+				}
+			}
+		case KindFinding:
+			findings = append(findings, o.Text)
+		case KindMeasure:
+			measures = append(measures, o.Text)
+		}
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("# ndfq report: %s — %s\n\n", s.Topology, s.Verdict())
+	p("Control plane %s. Specs: %s.\n\n", s.ControlPlane, s.Counts)
+	if s.Verdict() == "HOLD" {
+		p("## Why HOLD\n\n")
+		if s.Counts.Passed == 0 {
+			p("- no spec passed\n")
+		}
+		for _, f := range s.Failures {
+			p("- **%s**: %s\n", f.Spec, oneLine(f.Message))
+		}
+		p("\n")
+	}
+	p("## Pools\n\n| pool | kubelet | declared digest | declared set | refusals expected/seen | rejections expected/seen | placements as expected | updates as expected |\n|---|---|---|---|---|---|---|---|\n")
+	for _, pool := range s.Pools {
+		r := row(pool)
+		p("| %s | %s | `%s` | %s | %d/%d | %d/%d | %d/%d | %d/%d |\n", pool, r.kubelet, r.digest, r.set, r.refExp, r.refSeen, r.rejExp, r.rejSeen, r.placeOK, r.placeAll, r.updOK, r.updAll)
+	}
+	if len(findings) > 0 {
+		sort.Strings(findings)
+		p("\n## Flagged behaviour (see docs/findings.md)\n\n")
+		for _, f := range dedupe(findings) {
+			p("- %s\n", f)
+		}
+	}
+	if len(measures) > 0 {
+		sort.Strings(measures)
+		p("\n## Measured\n\n")
+		for _, m := range measures {
+			p("- %s\n", m)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || s[i-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
