@@ -47,7 +47,7 @@ func CountJUnit(path string) (Counts, error) {
 	var c Counts
 	for _, suite := range s.Suites {
 		for _, tc := range suite.Cases {
-			setup := strings.HasPrefix(tc.Name, "[") // [SynchronizedBeforeSuite], [AfterEach] ...
+			setup := strings.HasPrefix(tc.Name, "[") && !strings.HasPrefix(tc.Name, "[It]") // [SynchronizedBeforeSuite], [ReportAfterSuite] ...
 			switch {
 			case tc.Failure != nil || tc.Error != nil || failedStatus[tc.Status]:
 				c.Failed++

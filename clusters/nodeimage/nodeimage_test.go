@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
+
 	"github.com/ndfq/ndfq/clusters/topology"
 )
 
@@ -155,3 +157,26 @@ type testErr string
 func (e testErr) Error() string { return string(e) }
 
 const errTest = testErr("boom")
+
+func TestUpstreamRefusesUnpinnedVersions(t *testing.T) {
+	b := &Builder{}
+	_, err := b.PullUpstream(t.Context(), Plan{NodeVersions: []KubernetesVersion{"v1.34.4"}, ControlPlaneVersions: []KubernetesVersion{"v1.37.2"}})
+	if err == nil || !strings.Contains(err.Error(), "no digest-pinned kindest/node image is known for v1.34.4, v1.37.2") {
+		t.Fatalf("got %v", err)
+	}
+	for v, ref := range upstreamImages {
+		if !strings.Contains(ref, "@sha256:") || !strings.Contains(ref, string(v)) {
+			t.Errorf("%s: %s is not pinned by digest to its version", v, ref)
+		}
+	}
+}
+
+func TestUpstreamTableCarriesKindsDefault(t *testing.T) {
+	found := false
+	for _, ref := range upstreamImages {
+		found = found || ref == kinddefaults.Image
+	}
+	if !found {
+		t.Errorf("kind %s's default image %s is not in the upstream table", kindVersion(), kinddefaults.Image)
+	}
+}

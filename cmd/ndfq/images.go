@@ -14,7 +14,7 @@ import (
 func imagesCommand() *cobra.Command {
 	images := &cobra.Command{Use: "images", Short: "Build kind node images offline"}
 	var topologies, versions, controlPlanes []string
-	var cacheDir string
+	var cacheDir, source string
 	build := &cobra.Command{
 		Use:   "build",
 		Short: "Build node images for topologies or versions, reusing the content-addressed cache",
@@ -27,7 +27,15 @@ func imagesCommand() *cobra.Command {
 			}
 			log := progress.New(cmd.ErrOrStderr())
 			b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: log}
-			res, err := b.Build(cmd.Context(), plan)
+			var res nodeimage.Result
+			switch source {
+			case nodeimage.SourceOffline:
+				res, err = b.Build(cmd.Context(), plan)
+			case nodeimage.SourceUpstream:
+				res, err = b.PullUpstream(cmd.Context(), plan)
+			default:
+				err = fmt.Errorf("--source %q: want %s or %s", source, nodeimage.SourceOffline, nodeimage.SourceUpstream)
+			}
 			if err != nil {
 				return err
 			}
@@ -41,6 +49,7 @@ func imagesCommand() *cobra.Command {
 	build.Flags().StringSliceVar(&versions, "versions", nil, "kubelet versions to build node images for")
 	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
 	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
+	build.Flags().StringVar(&source, "source", nodeimage.SourceOffline, "offline: build here without a registry; upstream: pull kind's digest-pinned kindest/node images (needs a registry; refuse cgroup v1 hosts from 1.35 on)")
 	images.AddCommand(build)
 	return images
 }
