@@ -21,6 +21,7 @@ BIN     := $(CURDIR)/bin
 NDFQ    := $(BIN)/ndfq
 GINKGO  := $(BIN)/ginkgo
 UNIT_PKGS = $$($(GO) list ./... | grep -v '/e2e')
+export NDFQ_BIN := $(NDFQ)
 
 .PHONY: all build test vet e2e host images cluster-up cluster-down clean
 

@@ -74,6 +74,9 @@ func declarationsOfPool(ctx SpecContext, pool topology.Pool) []probes.Declaratio
 		}
 	}
 	Expect(out).To(HaveLen(pool.Count), "nodes of pool %s", pool.Name)
+	for _, d := range out {
+		Expect(d.Unreachable).To(BeEmpty(), "kubelet on %s (pool %s)", d.Node, pool.Name)
+	}
 	return out
 }
 

@@ -29,10 +29,13 @@ type Declaration struct {
 	Gates          Gates    // the kubelet's effective gates
 	CPUManager     string   // the kubelet's cpuManagerPolicy (configz)
 	HeartbeatAge   time.Duration
+	Unreachable    string // why the kubelet's gates could not be read; nothing is expected then
 }
 
 // Matches is true when the declared set is exactly the expected one.
-func (d Declaration) Matches() bool { return len(d.Missing) == 0 && len(d.Extra) == 0 }
+func (d Declaration) Matches() bool {
+	return d.Unreachable == "" && len(d.Missing) == 0 && len(d.Extra) == 0
+}
 
 // DeclarationsInput says which nodes to look at.
 type DeclarationsInput struct {
@@ -54,11 +57,17 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
 			Digest: fixtures.Digest(n.Status.DeclaredFeatures),
 		}
-		if d.Gates, err = KubeletGates(ctx, in.Clientset, n.Name); err != nil {
-			return nil, err
+		if lease, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err == nil && lease.Spec.RenewTime != nil {
+			d.HeartbeatAge = time.Since(lease.Spec.RenewTime.Time)
 		}
-		if d.CPUManager, err = kubeletCPUManagerPolicy(ctx, in.Clientset, n.Name); err != nil {
-			return nil, err
+		// A stopped kubelet cannot say what it enables: the node is reported, not skipped.
+		if d.Gates, err = KubeletGates(ctx, in.Clientset, n.Name); err == nil {
+			d.CPUManager, err = kubeletCPUManagerPolicy(ctx, in.Clientset, n.Name)
+		}
+		if err != nil {
+			d.Unreachable = err.Error()
+			out = append(out, d)
+			continue
 		}
 		effective := map[string]bool{}
 		for name, s := range d.Gates {
@@ -66,9 +75,6 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		}
 		d.Expected = fixtures.Expected(fixtures.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
 		d.Missing, d.Extra = diff(d.Expected, d.Declared)
-		if lease, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err == nil && lease.Spec.RenewTime != nil {
-			d.HeartbeatAge = time.Since(lease.Spec.RenewTime.Time)
-		}
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })

@@ -151,3 +151,12 @@ func WaitRunning(ctx context.Context, cs kubernetes.Interface, namespace, name s
 	})
 	return pod, err
 }
+
+// WaitDefaultServiceAccount waits (wait-api) for a new namespace's default
+// ServiceAccount: pods created before it exists are refused.
+func WaitDefaultServiceAccount(ctx context.Context, cs kubernetes.Interface, namespace string) error {
+	return poll.Until(ctx, "wait-api", "ServiceAccount default in "+namespace, func(ctx context.Context) (bool, string, error) {
+		_, err := cs.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
+}

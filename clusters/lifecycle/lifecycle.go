@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
@@ -293,4 +294,18 @@ func (c *Cluster) SchedulerMetricsURL(ctx context.Context) (string, error) {
 func Attach(t *topology.Topology, kubeconfig string) (*Cluster, error) {
 	c := &Cluster{Name: kindconfig.ClusterName(t), Topology: t, Kubeconfig: kubeconfig, Provider: NewProvider()}
 	return c, c.connect()
+}
+
+// KindNode is the kind node (container) of a Node name, to run commands in.
+func (c *Cluster) KindNode(name string) (nodes.Node, error) {
+	list, err := c.Provider.ListNodes(c.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range list {
+		if n.String() == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s has no node %s", c.Name, name)
 }

@@ -23,7 +23,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(hostCommand(), imagesCommand(), clusterCommand(), reportCommand(), versionCommand())
+	root.AddCommand(hostCommand(), imagesCommand(), clusterCommand(), probeCommand(), reportCommand(), versionCommand())
 	if err := root.ExecuteContext(ctx); err != nil {
 		if errors.Is(err, errSilentFailure) {
 			os.Exit(1)

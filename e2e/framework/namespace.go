@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/probes"
 )
 
 // NewNamespace makes a namespace for one spec; the returned cleanup deletes
@@ -22,6 +23,9 @@ func (e *Env) NewNamespace(ctx context.Context, prefix string) (string, func(con
 		return "", nil, fmt.Errorf("create namespace: %w", err)
 	}
 	name := ns.Name
+	if err := probes.WaitDefaultServiceAccount(ctx, e.Clientset, name); err != nil {
+		return "", nil, err
+	}
 	cleanup := func(ctx context.Context) error {
 		zero := int64(0)
 		err := e.Clientset.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})

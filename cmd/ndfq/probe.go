@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/progress"
+	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/report"
+)
+
+func probeCommand() *cobra.Command {
+	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL string
+	t := report.DefaultThresholds
+	cmd := &cobra.Command{
+		Use:   "probe",
+		Short: "Probe any cluster's Node Declared Features and print GO (exit 0) or HOLD with reasons (exit 1); errors exit 2",
+		Long: `probe reads every node's declaredFeatures and its kubelet's gates, the apiserver's
+(and optionally the scheduler's) gates, then places probe pods and sends probe updates
+per pool in a namespace it creates and removes. It never writes to Node objects.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch output {
+			case "text", "json", "markdown":
+			default:
+				return fmt.Errorf("--output %q: want text, json or markdown", output)
+			}
+			rules := clientcmd.NewDefaultClientConfigLoadingRules()
+			rules.ExplicitPath = kubeconfig
+			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+			if err != nil {
+				return fmt.Errorf("kubeconfig: %w", err)
+			}
+			cfg.Timeout = 30 * time.Second
+			log := progress.New(cmd.ErrOrStderr())
+			run, err := probes.Probe(cmd.Context(), probes.RunInput{
+				Config: cfg, PoolLabel: poolLabel, NamespacePrefix: namespace, SchedulerURL: schedulerURL, Freshness: t.Freshness, Progress: log.Printf,
+			})
+			if err != nil {
+				var perm *probes.PermissionError
+				if errors.As(err, &perm) {
+					return perm
+				}
+				return err
+			}
+			gate := report.Evaluate(run, t)
+			out := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				err = gate.WriteJSON(out)
+			case "markdown":
+				err = gate.WriteMarkdown(out)
+			default:
+				err = gate.WriteText(out)
+			}
+			if err != nil {
+				return err
+			}
+			if gate.Verdict != "GO" {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kubeContext, "context", "", "kubeconfig context")
+	f.StringVar(&poolLabel, "pool-label", topology.PoolLabel, "node label that names pools")
+	f.StringVar(&namespace, "namespace", "ndfq-probe", "prefix of the namespace the probe creates and removes")
+	f.StringVar(&output, "output", "text", "text, json or markdown")
+	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
+	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")
+	f.Float64Var(&t.MaxMissingRate, "max-missing-rate", t.MaxMissingRate, "fraction of a pool's nodes that may miss declarations")
+	f.Float64Var(&t.MaxLatencyRatio, "max-latency-ratio", t.MaxLatencyRatio, "probe/control scheduling decision time ratio that holds")
+	f.DurationVar(&t.MinLatency, "min-latency", t.MinLatency, "decision times under this never hold on ratio")
+	return cmd
+}

@@ -1,0 +1,269 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// Thresholds are the stop conditions of a rollout gate.
+type Thresholds struct {
+	MaxMissingRate  float64       // fraction of a pool's nodes allowed to miss a declaration
+	Freshness       time.Duration // a node whose lease is older is stale
+	MaxLatencyRatio float64       // probe pod / control pod scheduling decision time
+	MinLatency      time.Duration // ratios below this absolute decision time are noise
+}
+
+// DefaultThresholds hold on any miss, any stale node, and probe pods decided
+// 5x slower than control pods once that is over 10s (below it, a small
+// cluster's queueing noise dominates: 0.5s against 4s was seen on kind).
+var DefaultThresholds = Thresholds{MaxMissingRate: 0, Freshness: 40 * time.Second, MaxLatencyRatio: 5, MinLatency: 10 * time.Second}
+
+// Reason is one stop condition that fired.
+type Reason struct {
+	Condition string `json:"condition"`
+	Pool      string `json:"pool,omitempty"`
+	Node      string `json:"node,omitempty"`
+	Detail    string `json:"detail"`
+}
+
+func (r Reason) String() string {
+	where := r.Pool
+	if r.Node != "" {
+		where += "/" + r.Node
+	}
+	return fmt.Sprintf("%s [%s]: %s", r.Condition, where, r.Detail)
+}
+
+// PoolSummary is one pool's line in the report.
+type PoolSummary struct {
+	Pool        string   `json:"pool"`
+	Kubelets    []string `json:"kubelets"`
+	Nodes       int      `json:"nodes"`
+	Digests     []string `json:"digests"`
+	Declared    []string `json:"declared"`
+	MissingPct  float64  `json:"missingPercent"`
+	StaleNodes  []string `json:"staleNodes,omitempty"`
+	Refusals    int      `json:"refusals"`
+	Rejections  int      `json:"rejections"`
+	ProbeP50    string   `json:"probeDecisionP50"`
+	ProbeP99    string   `json:"probeDecisionP99"`
+	ControlP50  string   `json:"controlDecisionP50"`
+	KubeletGate string   `json:"kubeletNodeDeclaredFeatures"`
+}
+
+// Gate is the GO / HOLD verdict of one probe run.
+type Gate struct {
+	Verdict     string            `json:"verdict"`
+	Reasons     []Reason          `json:"reasons"`
+	Pools       []PoolSummary     `json:"pools"`
+	Fingerprint map[string]string `json:"gateFingerprint"`
+	Server      string            `json:"serverVersion"`
+	TookSeconds float64           `json:"tookSeconds"`
+}
+
+// Evaluate applies the stop conditions to a probe run.
+func Evaluate(run *probes.Run, t Thresholds) Gate {
+	g := Gate{Server: run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds()}
+	add := func(cond, pool, node, format string, args ...any) {
+		g.Reasons = append(g.Reasons, Reason{Condition: cond, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
+	}
+	ndf := fixtures.NodeDeclaredFeatures
+	g.Fingerprint["kube-apiserver"] = run.APIServer.Describe(ndf)
+	if run.Scheduler != nil {
+		g.Fingerprint["kube-scheduler"] = run.Scheduler.Describe(ndf)
+	}
+	byPool := map[string][]probes.Declaration{}
+	anyPublished := false
+	for _, d := range run.Declarations {
+		byPool[d.Pool] = append(byPool[d.Pool], d)
+		anyPublished = anyPublished || d.Published
+	}
+	for _, pool := range sortedKeys(byPool) {
+		ps := PoolSummary{Pool: pool}
+		missing := 0
+		gateStates := map[string]bool{}
+		for _, d := range byPool[pool] {
+			ps.Nodes++
+			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
+			ps.Digests = appendUniq(ps.Digests, d.Digest)
+			ps.Declared = d.Declared
+			gateStates[d.Gates.Describe(ndf)] = true
+			if d.Unreachable != "" {
+				add("kubelet-unreachable", pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, oneLine(d.Unreachable))
+			}
+			if len(d.Missing) > 0 {
+				missing++
+				add("missing-report", pool, d.Node, "kubelet %s should declare %v, declares %v", d.KubeletVersion, d.Missing, d.Declared)
+			}
+			if len(d.Extra) > 0 {
+				add("declared-but-not-enabled", pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
+			}
+			if d.HeartbeatAge > t.Freshness {
+				ps.StaleNodes = append(ps.StaleNodes, d.Node)
+				add("stale-declarations", pool, d.Node, "lease last renewed %s ago (freshness %s): its declarations may be stale", d.HeartbeatAge.Round(time.Second), t.Freshness)
+			}
+		}
+		var states []string
+		for s := range gateStates {
+			states = append(states, s)
+		}
+		sort.Strings(states)
+		ps.KubeletGate = strings.Join(states, ", ")
+		g.Fingerprint["kubelets of "+pool] = ps.KubeletGate
+		ps.MissingPct = 100 * float64(missing) / float64(ps.Nodes)
+		if ps.MissingPct/100 > t.MaxMissingRate && missing > 0 {
+			add("missing-report-rate", pool, "", "%.0f%% of nodes miss declarations (threshold %.0f%%)", ps.MissingPct, 100*t.MaxMissingRate)
+		}
+		if len(ps.Digests) > 1 {
+			add("mixed-pool", pool, "", "nodes declare %d different sets", len(ps.Digests))
+		}
+		var probe, control []time.Duration
+		for _, p := range run.Placements {
+			if p.Pool != pool {
+				continue
+			}
+			if p.Feature == "" {
+				control = append(control, p.Decision)
+			} else {
+				probe = append(probe, p.Decision)
+			}
+			switch {
+			case p.Declares && !p.Bound:
+				add("unexpected-refusal", pool, "", "a pod needing %q was refused: %s", nonEmpty(p.Feature, "nothing"), p.Message)
+			case !p.Declares && p.Bound:
+				add("unexpected-admission", pool, p.Node, "a pod needing %s was bound to a node that does not declare it", p.Feature)
+			case !p.Declares:
+				ps.Refusals++
+			}
+		}
+		ps.ProbeP50, ps.ProbeP99, ps.ControlP50 = pct(probe, 0.5), pct(probe, 0.99), pct(control, 0.5)
+		if len(probe) > 0 && len(control) > 0 {
+			p50, c50 := quantile(probe, 0.5), quantile(control, 0.5)
+			if p50 > t.MinLatency && c50 > 0 && float64(p50)/float64(c50) > t.MaxLatencyRatio {
+				add("scheduler-latency", pool, "", "probe pods decided in %s against %s for control pods (ratio above %.1f)", p50, c50, t.MaxLatencyRatio)
+			}
+		}
+		for _, u := range run.Updates {
+			if u.Pool != pool {
+				continue
+			}
+			switch {
+			case u.Declares && u.Code != 200:
+				add("unexpected-update-rejection", pool, "", "an update needing %q was answered %d: %s", nonEmpty(u.Feature, "nothing"), u.Code, u.Message)
+			case !u.Declares && u.Code == 200:
+				add("unexpected-update-admission", pool, "", "an update needing %s was admitted for a node that does not declare it", u.Feature)
+			case !u.Declares:
+				ps.Rejections++
+			}
+		}
+		g.Pools = append(g.Pools, ps)
+	}
+	switch {
+	case anyPublished && !run.APIServer.Enabled(ndf):
+		add("gate-fingerprint", "", "", "kubelets declare features but kube-apiserver has NodeDeclaredFeatures %s: updates are not validated", run.APIServer.Describe(ndf))
+	case run.Scheduler != nil && run.Scheduler.Enabled(ndf) != run.APIServer.Enabled(ndf):
+		add("gate-fingerprint", "", "", "kube-scheduler has NodeDeclaredFeatures %s, kube-apiserver %s", run.Scheduler.Describe(ndf), run.APIServer.Describe(ndf))
+	case run.Scheduler != nil && anyPublished && !run.Scheduler.Enabled(ndf):
+		add("gate-fingerprint", "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
+	}
+	g.Verdict = "GO"
+	if len(g.Reasons) > 0 {
+		g.Verdict = "HOLD"
+	}
+	return g
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func appendUniq(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func quantile(d []time.Duration, q float64) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	idx := int(q * float64(len(s)-1))
+	return s[idx]
+}
+
+func pct(d []time.Duration, q float64) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	return quantile(d, q).Round(time.Millisecond).String()
+}
+
+// WriteText is the terminal form.
+func (g Gate) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs)\n\n", g.Verdict, g.Server, g.TookSeconds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
+	for _, p := range g.Pools {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.0f%%\t%d\t%d\t%d\t%s/%s\t%s\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, p.ProbeP50, p.ProbeP99, p.ControlP50)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ngate fingerprint: kube-apiserver %s", g.Fingerprint["kube-apiserver"])
+	if s, ok := g.Fingerprint["kube-scheduler"]; ok {
+		fmt.Fprintf(w, ", kube-scheduler %s", s)
+	}
+	fmt.Fprintln(w)
+	for _, r := range g.Reasons {
+		fmt.Fprintf(w, "HOLD: %s\n", r)
+	}
+	return nil
+}
+
+// WriteMarkdown is the form for tickets and CI summaries.
+func (g Gate) WriteMarkdown(w io.Writer) error {
+	fmt.Fprintf(w, "# ndfq probe: %s\n\nServer %s, probed in %.0fs.\n\n", g.Verdict, g.Server, g.TookSeconds)
+	if len(g.Reasons) > 0 {
+		fmt.Fprintf(w, "## Why HOLD\n\n")
+		for _, r := range g.Reasons {
+			fmt.Fprintf(w, "- %s\n", r)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| pool | kubelet | nodes | NDF gate | digest | missing | stale | refusals | rejections | probe p50/p99 | control p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range g.Pools {
+		fmt.Fprintf(w, "| %s | %s | %d | %s | `%s` | %.0f%% | %d | %d | %d | %s/%s | %s |\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, p.ProbeP50, p.ProbeP99, p.ControlP50)
+	}
+	return nil
+}
+
+// WriteJSON is the machine form.
+func (g Gate) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(g)
+}
