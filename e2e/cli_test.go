@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -12,7 +14,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/clusters/surgery"
@@ -51,6 +55,9 @@ var _ = Describe("The ndfq probe CLI as a rollout gate", ndf, Label("cli"), Seri
 		for _, p := range poolsOf(suiteTopology) {
 			Expect(out).To(ContainSubstring(p.Name), "per-pool table")
 		}
+		code, js := ndfqProbe(ctx, "--output", "json")
+		Expect(code).To(Equal(0))
+		Expect(report.ValidateProbeJSON([]byte(js))).To(Succeed(), "--output json against report/probe.schema.json")
 	})
 
 	if silent, ok := firstPool(func(p topology.Pool) bool { return !kubeletPublishes(p) }); ok {
@@ -64,6 +71,34 @@ var _ = Describe("The ndfq probe CLI as a rollout gate", ndf, Label("cli"), Seri
 			record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe held on a forged declaration on " + node})
 		})
 	}
+
+	It("needs nothing beyond config/rbac/probe.yaml: GO as an identity bound only to it, exit 2 naming the verb without it", func(ctx SpecContext) {
+		data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "probe.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		docs := strings.Split(string(data), "\n---\n")
+		Expect(docs).To(HaveLen(2))
+		var role rbacv1.ClusterRole
+		var binding rbacv1.ClusterRoleBinding
+		Expect(yaml.UnmarshalStrict([]byte(docs[0]), &role)).To(Succeed())
+		Expect(yaml.UnmarshalStrict([]byte(docs[1]), &binding)).To(Succeed())
+		Expect(binding.Subjects).To(HaveLen(1))
+		_, err = env.Clientset.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_ = env.Clientset.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
+		})
+		_, err = env.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, &binding, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_ = env.Clientset.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
+		})
+
+		code, out := ndfqProbe(ctx, "--as", binding.Subjects[0].Name)
+		Expect(code).To(Equal(0), "probe as %s:\n%s", binding.Subjects[0].Name, out)
+		Expect(out).To(HavePrefix("GO"))
+		code, _ = ndfqProbe(ctx, "--as", "ndfq-nobody")
+		Expect(code).To(Equal(2), "an identity without the role must be an error, not a verdict")
+	})
 
 	legacy := poolsOf(suiteTopology)[len(poolsOf(suiteTopology))-1]
 	It(fmt.Sprintf("says HOLD (exit 1) naming the node after the kubelet of %s is stopped", poolDesc(legacy)), func(ctx SpecContext) {

@@ -279,6 +279,8 @@ func podName(kind, pool string, i int) string {
 // needed are the permissions a probe uses (config/rbac/probe.yaml grants them).
 var needed = []authzv1.ResourceAttributes{
 	{Verb: "list", Resource: "nodes"},
+	{Verb: "get", Resource: "nodes"},
+	{Verb: "get", Resource: "serviceaccounts", Namespace: "ndfq-probe-check"},
 	{Verb: "get", Resource: "nodes", Subresource: "proxy"},
 	{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"},
 	{Verb: "create", Resource: "namespaces"},
@@ -286,6 +288,7 @@ var needed = []authzv1.ResourceAttributes{
 	{Verb: "create", Resource: "pods", Namespace: "ndfq-probe-check"},
 	{Verb: "patch", Resource: "pods", Subresource: "resize", Namespace: "ndfq-probe-check"},
 	{Verb: "patch", Resource: "pods", Namespace: "ndfq-probe-check"},
+	{Verb: "get", Resource: "pods", Namespace: "ndfq-probe-check"},
 }
 
 func checkPermissions(ctx context.Context, cs kubernetes.Interface) error {

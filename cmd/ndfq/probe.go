@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/progress"
@@ -15,7 +17,7 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL string
+	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL, as, svg string
 	t := report.DefaultThresholds
 	cmd := &cobra.Command{
 		Use:   "probe",
@@ -31,7 +33,7 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 			}
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = kubeconfig
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext, AuthInfo: clientcmdapi.AuthInfo{Impersonate: as}}).ClientConfig()
 			if err != nil {
 				return fmt.Errorf("kubeconfig: %w", err)
 			}
@@ -60,6 +62,16 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 			if err != nil {
 				return err
 			}
+			if svg != "" {
+				f, err := os.Create(svg)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := gate.WriteSVG(f); err != nil {
+					return err
+				}
+			}
 			if gate.Verdict != "GO" {
 				return errSilentFailure
 			}
@@ -69,9 +81,11 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&kubeContext, "context", "", "kubeconfig context")
+	f.StringVar(&as, "as", "", "user to impersonate (check that config/rbac/probe.yaml is enough)")
 	f.StringVar(&poolLabel, "pool-label", topology.PoolLabel, "node label that names pools")
 	f.StringVar(&namespace, "namespace", "ndfq-probe", "prefix of the namespace the probe creates and removes")
 	f.StringVar(&output, "output", "text", "text, json or markdown")
+	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")
 	f.Float64Var(&t.MaxMissingRate, "max-missing-rate", t.MaxMissingRate, "fraction of a pool's nodes that may miss declarations")

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ndfq/ndfq/probes"
+)
+
+func soundRun() *probes.Run {
+	on := probes.Gates{"NodeDeclaredFeatures": {Enabled: true}}
+	return &probes.Run{
+		ServerVersion: "v1.37.2", APIServer: on, Scheduler: on, Took: 20 * time.Second,
+		Declarations: []probes.Declaration{
+			{Node: "a1", Pool: "a", KubeletVersion: "v1.37.2", Published: true, Declared: []string{"X"}, Expected: []string{"X"}, Digest: "0123456789ab", Gates: on, HeartbeatAge: time.Second},
+			{Node: "b1", Pool: "b", KubeletVersion: "v1.34.4", Digest: "e3b0c44298fc", Gates: probes.Gates{}, HeartbeatAge: time.Second},
+		},
+		Placements: []probes.PoolProbe{
+			{Pool: "a", Declares: true, Bound: true, Decision: time.Second},
+			{Pool: "a", Feature: "X", Declares: true, Bound: true, Decision: time.Second},
+			{Pool: "b", Declares: true, Bound: true, Decision: time.Second},
+			{Pool: "b", Feature: "X", Declares: false, Bound: false, Decision: 2 * time.Second},
+		},
+		Updates: []probes.PoolUpdate{{Pool: "a", Feature: "Y", Declares: true, Code: 200}, {Pool: "b", Feature: "Y", Code: 403}},
+	}
+}
+
+func TestSoundRunIsGO(t *testing.T) {
+	g := Evaluate(soundRun(), DefaultThresholds)
+	if g.Verdict != "GO" || len(g.Reasons) != 0 {
+		t.Fatalf("verdict %s reasons %v", g.Verdict, g.Reasons)
+	}
+	if g.Pools[1].Refusals != 1 || g.Pools[1].Rejections != 1 {
+		t.Errorf("pool b %+v", g.Pools[1])
+	}
+}
+
+// Each stop condition must turn the verdict to HOLD and name the node or pool.
+func TestStopConditions(t *testing.T) {
+	cases := map[string]func(r *probes.Run){
+		"declared-but-not-enabled [b/b1]": func(r *probes.Run) { r.Declarations[1].Extra = []string{"X"} },
+		"missing-report [a/a1]":           func(r *probes.Run) { r.Declarations[0].Missing = []string{"X"} },
+		"stale-declarations [a/a1]":       func(r *probes.Run) { r.Declarations[0].HeartbeatAge = time.Hour },
+		"kubelet-unreachable [a/a1]":      func(r *probes.Run) { r.Declarations[0].Unreachable = "connection refused" },
+		"unexpected-admission [b/":        func(r *probes.Run) { r.Placements[3].Bound = true; r.Placements[3].Node = "b1" },
+		"unexpected-refusal [a]":          func(r *probes.Run) { r.Placements[1].Bound = false },
+		"unexpected-update-admission [b]": func(r *probes.Run) { r.Updates[1].Code = 200 },
+		"unexpected-update-rejection [a]": func(r *probes.Run) { r.Updates[0].Code = 403 },
+		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
+		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+	}
+	for want, breakIt := range cases {
+		r := soundRun()
+		breakIt(r)
+		g := Evaluate(r, DefaultThresholds)
+		var text bytes.Buffer
+		_ = g.WriteText(&text)
+		if g.Verdict != "HOLD" || !strings.Contains(text.String(), "HOLD: "+want) {
+			t.Errorf("%s: verdict %s\n%s", want, g.Verdict, text.String())
+		}
+	}
+}
+
+func TestJSONMatchesSchema(t *testing.T) {
+	for _, r := range []*probes.Run{soundRun(), func() *probes.Run { r := soundRun(); r.Declarations[0].HeartbeatAge = time.Hour; return r }()} {
+		var buf bytes.Buffer
+		if err := Evaluate(r, DefaultThresholds).WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := ValidateProbeJSON(buf.Bytes()); err != nil {
+			t.Errorf("report does not match probe.schema.json: %v\n%s", err, buf.String())
+		}
+	}
+	if err := ValidateProbeJSON([]byte(`{"verdict":"MAYBE"}`)); err == nil {
+		t.Error("the schema must refuse a bad verdict")
+	}
+}
+
+func TestSVGNamesEveryPool(t *testing.T) {
+	var buf bytes.Buffer
+	g := Evaluate(soundRun(), DefaultThresholds)
+	if err := g.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	s := buf.String()
+	if !strings.HasPrefix(s, "<svg") || !strings.Contains(s, ">a</text>") || !strings.Contains(s, "1 refused, 1 rejected") || !strings.HasSuffix(s, "</svg>\n") {
+		t.Errorf("svg:\n%s", s)
+	}
+}
