@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -54,15 +55,13 @@ var _ = Describe("Pod updates the bound node cannot honour", ndf, Label("admissi
 		}
 		for _, pool := range poolsOf(suiteTopology) {
 			pool := pool
-			declares := contains(intendedSet(pool), probe.Feature)
+			declares := slices.Contains(intendedSet(pool), probe.Feature)
 			claim := fmt.Sprintf("an update that needs %s of a pod on %s, which does not declare it, is rejected with 403 and the validator's message", probe.Feature, poolDesc(pool))
 			if declares {
 				claim = fmt.Sprintf("an update that needs %s of a pod on %s, which declares it, is admitted and applied by its kubelet", probe.Feature, poolDesc(pool))
 			}
 			It(claim, func(ctx SpecContext) {
-				for _, d := range declarationsOfPool(ctx, pool) {
-					Expect(contains(d.Declared, probe.Feature)).To(Equal(declares), "precondition: node %s of %s declares %v", d.Node, pool.Name, d.Declared)
-				}
+				expectPoolDeclares(ctx, pool, probe.Feature, declares)
 				ns := specNamespace(ctx, "upd")
 				pod := runningPod(ctx, ns, "resize", pool, probe.Apply)
 				res, err := probes.Update(ctx, env.Clientset, ns, pod.Name, probe.Subresource, probe.Patch)
@@ -94,17 +93,13 @@ var _ = Describe("Kubelet-side admission of pods bound directly", ndf, Label("ad
 		}
 		for _, pool := range poolsOf(suiteTopology) {
 			pool := pool
-			if contains(intendedSet(pool), probe.Feature) {
+			if slices.Contains(intendedSet(pool), probe.Feature) {
 				continue // a declaring kubelet runs it: the scheduling specs show that
 			}
 			if kubeletPublishes(pool) {
 				It(fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s fails with %s", probe.Feature, poolDesc(pool), fixtures.KubeletRejectionReason), func(ctx SpecContext) {
-					ns := specNamespace(ctx, "kadm")
-					node := declarationsOfPool(ctx, pool)[0].Node
-					pod := fixtures.BasePod("bound", topology.PoolLabel, pool.Name)
-					probe.Apply(pod)
-					res, err := probes.BindDirectly(ctx, env.Clientset, ns, node, pod)
-					Expect(err).NotTo(HaveOccurred())
+					res := bindToPool(ctx, pool, probe)
+					node := res.Node
 					Expect(res.Phase).To(Equal(corev1.PodFailed), "kubelet on %s let the pod run", node)
 					Expect(res.Reason).To(Equal(fixtures.KubeletRejectionReason))
 					Expect(res.Message).To(Equal(fixtures.KubeletRejectionMessage(probe.Feature)))
@@ -114,12 +109,8 @@ var _ = Describe("Kubelet-side admission of pods bound directly", ndf, Label("ad
 			}
 			// Finding F1 (docs/findings.md): nothing refuses it; the rule is not honoured.
 			It(fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s runs unrefused: the requirement is silently not honoured (finding F1)", probe.Feature, poolDesc(pool)), func(ctx SpecContext) {
-				ns := specNamespace(ctx, "kadm")
-				node := declarationsOfPool(ctx, pool)[0].Node
-				pod := fixtures.BasePod("bound", topology.PoolLabel, pool.Name)
-				probe.Apply(pod)
-				res, err := probes.BindDirectly(ctx, env.Clientset, ns, node, pod)
-				Expect(err).NotTo(HaveOccurred())
+				res := bindToPool(ctx, pool, probe)
+				node := res.Node
 				Expect(res.Phase).To(Equal(corev1.PodRunning), "kubelet on %s: %s %s", node, res.Reason, res.Message)
 				record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,
 					Text: fmt.Sprintf("F1: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and the requirement is not honoured", probe.Feature, pool.PoolVersion(), pool.Name)})
@@ -131,4 +122,16 @@ var _ = Describe("Kubelet-side admission of pods bound directly", ndf, Label("ad
 func recordUpdate(pool, feature string, expected int32, res probes.UpdateResult) {
 	record(report.Observation{Kind: report.KindUpdate, Pool: pool, Feature: feature, Node: res.Node,
 		Expected: fmt.Sprint(expected), Seen: fmt.Sprint(res.Code), OK: res.Code == expected})
+}
+
+// bindToPool creates a pod that needs the probe's feature with spec.nodeName
+// set to the pool's first node, bypassing the scheduler.
+func bindToPool(ctx SpecContext, pool topology.Pool, probe fixtures.SchedulingProbe) probes.Admission {
+	ns := specNamespace(ctx, "kadm")
+	node := declarationsOfPool(ctx, pool)[0].Node
+	pod := fixtures.BasePod("bound", topology.PoolLabel, pool.Name)
+	probe.Apply(pod)
+	res, err := probes.BindDirectly(ctx, env.Clientset, ns, node, pod)
+	Expect(err).NotTo(HaveOccurred())
+	return res
 }

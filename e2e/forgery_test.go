@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -54,7 +55,7 @@ func firstPool(pred func(topology.Pool) bool) (topology.Pool, bool) {
 var _ = Describe("Declarations are facts, not labels or forgeries", ndf, Label("forgery"), Serial, func() {
 	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
 		probe := probe
-		lacking, ok := firstPool(func(p topology.Pool) bool { return !contains(intendedSet(p), probe.Feature) })
+		lacking, ok := firstPool(func(p topology.Pool) bool { return !slices.Contains(intendedSet(p), probe.Feature) })
 		if !ok || !schedulerIntends() || !apiServerIntends(probe.APIServerGate) {
 			continue
 		}
@@ -129,7 +130,7 @@ var _ = Describe("Declarations are facts, not labels or forgeries", ndf, Label("
 			DeferCleanup(func(ctx SpecContext) { _ = patchDeclared(ctx, node, real) })
 			Expect(poll.Until(ctx, "wait-kubelet-sync", "kubelet on "+node+" to overwrite the forgery", func(ctx2 context.Context) (bool, string, error) {
 				got := declaredOf(ctx, node)
-				return !contains(got, forgedName), fmt.Sprintf("still %v", got), nil
+				return !slices.Contains(got, forgedName), fmt.Sprintf("still %v", got), nil
 			})).To(Succeed())
 			took := time.Since(start)
 			record(report.Observation{Kind: report.KindMeasure, Pool: declaring.Name, Node: node,

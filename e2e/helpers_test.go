@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,15 +49,6 @@ func intendedSet(p topology.Pool) []string {
 	return fixtures.Expected(minor, fixtures.EffectiveGates(minor, p.Kubelet.FeatureGates), fixtures.Runtime{CPUManagerPolicy: policy})
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // kubeletPublishes is whether the pool's kubelets have NDF on by intent.
 func kubeletPublishes(p topology.Pool) bool {
 	on, known := fixtures.ExpectedGate(fixtures.MinorOf(p.Version), p.Kubelet.FeatureGates, fixtures.NodeDeclaredFeatures)
@@ -91,11 +83,31 @@ func describeSet(s []string) string {
 
 func poolDesc(p topology.Pool) string { return fmt.Sprintf("pool %s (%s)", p.Name, p.PoolVersion()) }
 
+// componentIntends is whether the topology starts a control-plane component with the gate on.
+func componentIntends(c topology.Component, gate string) bool {
+	minor := topology.GateMinor(cpMinor, c.ExtraArgs)
+	on, known := fixtures.ExpectedGate(minor, c.FeatureGates, gate)
+	return on && known
+}
+
 // apiServerIntends is whether the topology's apiserver has the gate on.
 func apiServerIntends(gate string) bool {
-	minor := topology.GateMinor(cpMinor, suiteTopology.ControlPlane.APIServer.ExtraArgs)
-	on, known := fixtures.ExpectedGate(minor, suiteTopology.ControlPlane.APIServer.FeatureGates, gate)
-	return on && known
+	return componentIntends(suiteTopology.ControlPlane.APIServer, gate)
+}
+
+// schedulerIntends is whether the topology's scheduler runs the plugin.
+func schedulerIntends() bool {
+	return componentIntends(suiteTopology.ControlPlane.Scheduler, fixtures.NodeDeclaredFeatures)
+}
+
+// expectPoolDeclares is the precondition of placement and update claims:
+// the pool's nodes declare the feature exactly when the oracle says so.
+func expectPoolDeclares(ctx SpecContext, pool topology.Pool, feature string, declares bool) []probes.Declaration {
+	decls := declarationsOfPool(ctx, pool)
+	for _, d := range decls {
+		Expect(slices.Contains(d.Declared, feature)).To(Equal(declares), "precondition: node %s of %s declares %v", d.Node, pool.Name, d.Declared)
+	}
+	return decls
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,13 +16,6 @@ import (
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
-
-// schedulerIntends is whether the topology's scheduler runs the plugin.
-func schedulerIntends() bool {
-	minor := topology.GateMinor(cpMinor, suiteTopology.ControlPlane.Scheduler.ExtraArgs)
-	on, known := fixtures.ExpectedGate(minor, suiteTopology.ControlPlane.Scheduler.FeatureGates, fixtures.NodeDeclaredFeatures)
-	return on && known
-}
 
 func podName(parts ...string) string {
 	s := strings.ToLower(strings.Join(parts, "-"))
@@ -54,15 +48,13 @@ var _ = Describe("Scheduling by declared features", ndf, Label("scheduling"), fu
 		}
 		for _, pool := range poolsOf(suiteTopology) {
 			pool := pool
-			declares := contains(intendedSet(pool), probe.Feature)
+			declares := slices.Contains(intendedSet(pool), probe.Feature)
 			claim := fmt.Sprintf("a pod that needs %s stays Pending, Unschedulable with the %s plugin message, on %s, which does not declare it", probe.Feature, cpMinor, poolDesc(pool))
 			if declares {
 				claim = fmt.Sprintf("a pod that needs %s is bound on %s, which declares it", probe.Feature, poolDesc(pool))
 			}
 			It(claim, func(ctx SpecContext) {
-				for _, d := range declarationsOfPool(ctx, pool) {
-					Expect(contains(d.Declared, probe.Feature)).To(Equal(declares), "precondition: node %s of %s declares %v", d.Node, pool.Name, d.Declared)
-				}
+				expectPoolDeclares(ctx, pool, probe.Feature, declares)
 				ns := specNamespace(ctx, "sched")
 				pod := fixtures.BasePod(podName("needs", pool.Name), topology.PoolLabel, pool.Name)
 				probe.Apply(pod)

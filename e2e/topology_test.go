@@ -98,15 +98,7 @@ var _ = Describe("The live cluster is the topology", Label("topology"), func() {
 		gateMinor := topology.GateMinor(minor, c.spec.ExtraArgs)
 		enabled, known := fixtures.ExpectedGate(gateMinor, c.spec.FeatureGates, fixtures.NodeDeclaredFeatures)
 		It(fmt.Sprintf("%s %s reports NodeDeclaredFeatures %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), describeIntent(enabled, known)), func(ctx SpecContext) {
-			var gates probes.Gates
-			Expect(poll.Until(ctx, "wait-metrics", c.name+" metrics", func(_ context.Context) (bool, string, error) {
-				g, err := c.read(ctx)
-				if err != nil {
-					return false, err.Error(), nil
-				}
-				gates = g
-				return true, "", nil
-			})).To(Succeed())
+			gates := readGates(ctx, c.name, c.read)
 			Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
 				"%s reports NodeDeclaredFeatures %s; topology %s intends %s", c.name, gates.Describe(fixtures.NodeDeclaredFeatures), t.Name, describeIntent(enabled, known))
 		})
@@ -119,18 +111,27 @@ var _ = Describe("The live cluster is the topology", Label("topology"), func() {
 			nodes := nodesOfPool(ctx, pool.Name)
 			Expect(nodes).To(HaveLen(pool.Count))
 			for _, n := range nodes {
-				var gates probes.Gates
-				Expect(poll.Until(ctx, "wait-metrics", "kubelet metrics on "+n.Name, func(_ context.Context) (bool, string, error) {
-					g, err := probes.KubeletGates(ctx, env.Clientset, n.Name)
-					if err != nil {
-						return false, err.Error(), nil
-					}
-					gates = g
-					return true, "", nil
-				})).To(Succeed())
+				gates := readGates(ctx, "kubelet on "+n.Name, func(ctx SpecContext) (probes.Gates, error) {
+					return probes.KubeletGates(ctx, env.Clientset, n.Name)
+				})
 				Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
 					"kubelet on %s (pool %s, %s) reports NodeDeclaredFeatures %s; topology intends %s", n.Name, pool.Name, pool.PoolVersion(), gates.Describe(fixtures.NodeDeclaredFeatures), describeIntent(enabled, known))
 			}
 		})
 	}
 })
+
+// readGates reads a component's gates, retrying (wait-metrics) while its
+// metrics endpoint is not answering yet.
+func readGates(ctx SpecContext, what string, read func(SpecContext) (probes.Gates, error)) probes.Gates {
+	var gates probes.Gates
+	Expect(poll.Until(ctx, "wait-metrics", what+" metrics", func(context.Context) (bool, string, error) {
+		g, err := read(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		gates = g
+		return true, "", nil
+	})).To(Succeed())
+	return gates
+}

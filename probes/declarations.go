@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -99,21 +100,13 @@ func kubeletCPUManagerPolicy(ctx context.Context, cs kubernetes.Interface, node 
 }
 
 func diff(expected, declared []string) (missing, extra []string) {
-	in := func(list []string, s string) bool {
-		for _, x := range list {
-			if x == s {
-				return true
-			}
-		}
-		return false
-	}
 	for _, e := range expected {
-		if !in(declared, e) {
+		if !slices.Contains(declared, e) {
 			missing = append(missing, e)
 		}
 	}
 	for _, d := range declared {
-		if !in(expected, d) {
+		if !slices.Contains(expected, d) {
 			extra = append(extra, d)
 		}
 	}

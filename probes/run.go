@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -182,15 +183,6 @@ func sortedPools(m map[string][]string) []string {
 	return out
 }
 
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func placeAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool string, declared []string, cpMinor string, api Gates) ([]PoolProbe, error) {
 	var out []PoolProbe
 	try := func(feature string, shape func(*corev1.Pod)) error {
@@ -203,7 +195,7 @@ func placeAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool stri
 		if err != nil {
 			return err
 		}
-		out = append(out, PoolProbe{Pool: pool, Feature: feature, Declares: feature == "" || has(declared, feature),
+		out = append(out, PoolProbe{Pool: pool, Feature: feature, Declares: feature == "" || slices.Contains(declared, feature),
 			Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision})
 		return nil
 	}
@@ -243,7 +235,7 @@ func updateAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool str
 		if err != nil {
 			return err
 		}
-		out = append(out, PoolUpdate{Pool: pool, Feature: feature, Declares: feature == "" || has(declared, feature), Code: res.Code, Message: res.Message})
+		out = append(out, PoolUpdate{Pool: pool, Feature: feature, Declares: feature == "" || slices.Contains(declared, feature), Code: res.Code, Message: res.Message})
 		return nil
 	}
 	for _, c := range fixtures.ControlUpdates() {

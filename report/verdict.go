@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -86,7 +88,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		byPool[d.Pool] = append(byPool[d.Pool], d)
 		anyPublished = anyPublished || d.Published
 	}
-	for _, pool := range sortedKeys(byPool) {
+	for _, pool := range slices.Sorted(maps.Keys(byPool)) {
 		ps := PoolSummary{Pool: pool}
 		missing := 0
 		gateStates := map[string]bool{}
@@ -189,21 +191,10 @@ func nonEmpty(s, def string) string {
 }
 
 func appendUniq(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func quantile(d []time.Duration, q float64) time.Duration {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -204,27 +203,4 @@ func Marshal(cfg *v1alpha4.Cluster) ([]byte, error) { return yaml.Marshal(cfg) }
 func HostIsCgroupV1() bool {
 	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
 	return err != nil
-}
-
-// Pools maps kind node names to pool names in creation order.
-func Pools(t *topology.Topology) map[string]string {
-	name := ClusterName(t)
-	out := map[string]string{NodeName(name, v1alpha4.ControlPlaneRole, 0): topology.ControlPlanePool}
-	i := 0
-	for _, p := range t.Workers {
-		for j := 0; j < p.Count; j++ {
-			out[NodeName(name, v1alpha4.WorkerRole, i)] = p.Name
-			i++
-		}
-	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

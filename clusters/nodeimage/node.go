@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/ndfq/ndfq/internal/sh"
@@ -70,12 +72,12 @@ func (b *Builder) assembleNode(ctx context.Context, s nodeImageSpec, image, name
 		}
 		return sh.Run(ctx, "docker", "cp", src, name+":"+dst)
 	}
-	for _, c := range sortedKeys(s.Binaries) {
+	for _, c := range slices.Sorted(maps.Keys(s.Binaries)) {
 		if err := cp(s.Binaries[c], "/usr/bin/"+c); err != nil {
 			return err
 		}
 	}
-	for _, v := range sortedKeys(s.OtherKubelets) {
+	for _, v := range slices.Sorted(maps.Keys(s.OtherKubelets)) {
 		if err := cp(s.OtherKubelets[v], fmt.Sprintf("%s/%s/kubelet", OtherKubeletsDir, v)); err != nil {
 			return err
 		}
@@ -107,15 +109,6 @@ rm -rf /ndfq-images /tmp/containerd.log
 		"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`,
 		"--change", `CMD []`,
 		name, image)
-}
-
-func sortedKeys[K ~string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	return keys
 }
 
 // extractFromTar copies one regular file out of a tarball.

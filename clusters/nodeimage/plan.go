@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,12 +43,7 @@ func (p Plan) Normalize() Plan {
 }
 
 func (p Plan) isControlPlane(v KubernetesVersion) bool {
-	for _, c := range p.ControlPlaneVersions {
-		if c == v {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(p.ControlPlaneVersions, v)
 }
 
 // TestImage is the suites' image: busybox with a shell, present on every node.

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -329,17 +331,8 @@ func SourceFile(name string) string { return filepath.Join("clusters", "topologi
 // FormatGates renders gates as a --feature-gates value, sorted.
 func FormatGates(g map[string]bool) string {
 	var parts []string
-	for _, k := range sortedKeys(g) {
+	for _, k := range slices.Sorted(maps.Keys(g)) {
 		parts = append(parts, fmt.Sprintf("%s=%t", k, g[k]))
 	}
 	return strings.Join(parts, ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

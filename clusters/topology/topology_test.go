@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,7 @@ import (
 func TestShippedTopologiesAreValid(t *testing.T) {
 	names := Names()
 	for _, want := range []string{"skew-1.37", "gates-1.36", "alpha-1.35"} {
-		if !contains(names, want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("topology %s is not shipped (have %v)", want, names)
 		}
 	}
@@ -30,15 +31,6 @@ func TestDefaultTopologyShape(t *testing.T) {
 	if got := strings.Join(top.Versions(), " "); got != "v1.34.4 v1.35.4 v1.36.3 v1.37.2" {
 		t.Errorf("versions %s", got)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 const base = `name: t
