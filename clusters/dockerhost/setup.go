@@ -60,6 +60,10 @@ func (o *Options) defaults() {
 // On a host where `docker info` works and nothing is missing it changes nothing.
 func Ensure(ctx context.Context, o Options) error {
 	o.defaults()
+	// debootstrap builds the node images' root file system.
+	if err := EnsureTools(ctx, o.Log, map[string]string{"debootstrap": "debootstrap"}); err != nil {
+		return err
+	}
 	missing, err := MissingBoundingCaps()
 	if err != nil {
 		return err

@@ -123,6 +123,11 @@ func (b *Builder) BuildBase(ctx context.Context, s BaseSpec) (image, rootfsTar s
 func (b *Builder) makeRootfs(ctx context.Context, s BaseSpec, out string) error {
 	rootfs := filepath.Join(out, "rootfs")
 	defer os.RemoveAll(rootfs)
+	for _, tool := range []string{"debootstrap", "chroot", "tar"} {
+		if !lookPath(tool) {
+			return fmt.Errorf("%s is not installed: run `ndfq host setup` (it installs the build tools on Debian) or install it", tool)
+		}
+	}
 	if err := sh.Run(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(s.Packages, ","), s.Suite, rootfs, s.Mirror); err != nil {
 		return err
 	}
