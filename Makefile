@@ -34,9 +34,9 @@ build: $(NDFQ) $(BIN)/ndfq-runc $(GINKGO)
 # keeps them in step with the tree.
 .PHONY: $(NDFQ) $(BIN)/ndfq-runc $(GINKGO)
 $(NDFQ):
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/ndfq
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/ndfq
 $(BIN)/ndfq-runc:
-	$(GO) build -o $@ ./cmd/ndfq-runc
+	$(GO) build -trimpath -buildvcs=false -o $@ ./cmd/ndfq-runc
 $(GINKGO):
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 

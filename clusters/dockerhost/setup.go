@@ -84,7 +84,12 @@ func Ensure(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
-		if changed = shimChanged || cfgChanged; changed {
+		// dockerd runs the wrapper by path for every container: a new binary
+		// needs no restart, a changed daemon.json does (and stops running clusters).
+		if shimChanged {
+			o.Log.Printf("docker: installed %s at %s", RuntimeName, o.ShimPath)
+		}
+		if changed = cfgChanged; changed {
 			o.Log.Printf("docker: host lacks %s; registered %s (%s) as the default runtime in %s", strings.Join(missing, ","), RuntimeName, o.ShimPath, o.DaemonJSON)
 		}
 	}
