@@ -110,11 +110,7 @@ func (b *Builder) controlPlaneImages(ctx context.Context, v KubernetesVersion, b
 // sharedImages are on every node: each control plane's kube-proxy (it
 // runs Debian's iptables, so its image is the base root file system plus
 // the binary) and CoreDNS, pause under every tag, and the test image.
-func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[KubernetesVersion]map[string]string, rootfsTar string) ([]string, error) {
-	kindDir, err := KindModuleDir(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[KubernetesVersion]map[string]string, rootfsTar, kindDir string) ([]string, error) {
 	sandbox, err := sandboxImage(kindDir)
 	if err != nil {
 		return nil, err
@@ -165,7 +161,7 @@ func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[KubernetesV
 		return nil, err
 	}
 	out = append(out, a)
-	a, err = b.archive(TestImage, Key("toolbox-image", binaryKey(rootfsTar)), func() (imageSpec, error) {
+	a, err = b.archive(TestImage, Key("toolbox-image", binaryKey(rootfsTar), toolboxApplets), func() (imageSpec, error) {
 		return toolboxImage(rootfsTar)
 	})
 	return append(out, a), err

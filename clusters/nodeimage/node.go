@@ -89,7 +89,7 @@ func (b *Builder) assembleNode(ctx context.Context, s nodeImageSpec, image, name
 	}
 	script := fmt.Sprintf(`set -e
 echo %s > /kind/version
-containerd >/tmp/containerd.log 2>&1 &
+containerd >/run/ndfq-preload.log 2>&1 &
 pid=$!
 for i in $(seq 1 60); do ctr version >/dev/null 2>&1 && break; sleep 0.5; done
 for f in /ndfq-images/*.tar; do
@@ -97,7 +97,7 @@ for f in /ndfq-images/*.tar; do
 done
 ctr -n k8s.io images ls -q | sort > /kind/images
 kill $pid; wait $pid || true
-rm -rf /ndfq-images /tmp/containerd.log
+rm -rf /ndfq-images /run/ndfq-preload.log
 `, s.Version)
 	if err := sh.Run(ctx, "docker", "exec", name, "bash", "-c", script); err != nil {
 		return err

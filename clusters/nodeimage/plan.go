@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/sh"
 )
 
@@ -46,8 +47,8 @@ func (p Plan) isControlPlane(v KubernetesVersion) bool {
 	return slices.Contains(p.ControlPlaneVersions, v)
 }
 
-// TestImage is the suites' image: busybox with a shell, present on every node.
-const TestImage = "ndfq.local/toolbox:v1"
+// TestImage is the probe pods' image, present on every node.
+const TestImage = fixtures.ProbeImage
 
 // NodeImageName is the repository of node images; the tag is vX.Y.Z-<key>.
 const NodeImageName = "ndfq/node"
@@ -90,7 +91,7 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	}
 	// Images every node carries: the control planes' kube-proxy and CoreDNS,
 	// every pause tag, and the suites' test image.
-	shared, err := b.sharedImages(ctx, p, bins, rootfsTar)
+	shared, err := b.sharedImages(ctx, p, bins, rootfsTar, kindDir)
 	if err != nil {
 		return nil, err
 	}
