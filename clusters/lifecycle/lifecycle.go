@@ -309,3 +309,15 @@ func (c *Cluster) KindNode(name string) (nodes.Node, error) {
 	}
 	return nil, fmt.Errorf("cluster %s has no node %s", c.Name, name)
 }
+
+// BuildAndUp builds (or reuses from cacheDir) the node images the topology
+// needs, then brings it up: what `ndfq cluster up` and the suites both do.
+func BuildAndUp(ctx context.Context, cacheDir string, in UpInput) (*Cluster, error) {
+	b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: in.Log}
+	images, err := b.Build(ctx, nodeimage.PlanFor(in.Topology))
+	if err != nil {
+		return nil, fmt.Errorf("node images: %w", err)
+	}
+	in.Images = images
+	return Up(ctx, in)
+}

@@ -25,13 +25,9 @@ func clusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := progress.New(cmd.ErrOrStderr())
-			b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: log}
-			images, err := b.Build(cmd.Context(), nodeimage.PlanFor(t))
-			if err != nil {
-				return err
-			}
-			c, err := lifecycle.Up(cmd.Context(), lifecycle.UpInput{Topology: t, Images: images, Artifacts: artifacts, UseExisting: useExisting, Log: log})
+			c, err := lifecycle.BuildAndUp(cmd.Context(), cacheDir, lifecycle.UpInput{
+				Topology: t, Artifacts: artifacts, UseExisting: useExisting, Log: progress.New(cmd.ErrOrStderr()),
+			})
 			if err != nil {
 				return err
 			}

@@ -3,14 +3,12 @@ package framework
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/clusters/lifecycle"
-	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/progress"
 )
@@ -38,12 +36,7 @@ func BringUp(ctx context.Context, s Settings, log *progress.Logger) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: s.CacheDir}, Log: log}
-	images, err := b.Build(ctx, nodeimage.PlanFor(t))
-	if err != nil {
-		return nil, fmt.Errorf("node images: %w", err)
-	}
-	c, err := lifecycle.Up(ctx, lifecycle.UpInput{Topology: t, Images: images, Artifacts: s.Artifacts, UseExisting: s.UseExisting, Log: log})
+	c, err := lifecycle.BuildAndUp(ctx, s.CacheDir, lifecycle.UpInput{Topology: t, Artifacts: s.Artifacts, UseExisting: s.UseExisting, Log: log})
 	if err != nil {
 		return nil, err
 	}
