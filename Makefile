@@ -4,7 +4,10 @@
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-TOPOLOGY             ?= skew-1.37
+# KUBERNETES_VERSION (e.g. 1.38.0-beta.0) replaces the control plane; alone it
+# qualifies the next minor on the `next` topology.
+KUBERNETES_VERSION   ?=
+TOPOLOGY             ?= $(if $(KUBERNETES_VERSION),next,skew-1.37)
 ARTIFACTS            ?= $(CURDIR)/_artifacts
 KEEP_CLUSTER         ?= false
 USE_EXISTING_CLUSTER ?= false
@@ -14,7 +17,7 @@ GINKGO_TIMEOUT       ?= 85m
 GINKGO_FLAGS         ?= $(if $(CI),--no-color,)
 VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-export TOPOLOGY ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER
+export TOPOLOGY KUBERNETES_VERSION ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
@@ -24,7 +27,11 @@ GINKGO  := $(BIN)/ginkgo
 UNIT_PKGS = ./...
 export NDFQ_BIN := $(NDFQ)
 
-.PHONY: all build test vet e2e host images cluster-up cluster-down clean
+# Linters, pinned; `go install pkg@version` builds each with its own go.mod.
+ACTIONLINT_VERSION    ?= v1.7.12
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+.PHONY: all build test vet lint e2e host images cluster-up cluster-down clean
 
 all: build
 
@@ -40,11 +47,23 @@ $(BIN)/ndfq-runc:
 $(GINKGO):
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
-## test: unit tests and vet, no Docker, no cluster
-test:
+## test: unit tests, vet and the workflow linter, no Docker, no cluster
+test: $(BIN)/actionlint
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	$(BIN)/actionlint
 	$(GO) test -count=1 $(UNIT_PKGS)
+
+## lint: golangci-lint (.golangci.yaml) over the code and the suites, and actionlint
+lint: $(BIN)/golangci-lint $(BIN)/actionlint
+	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run --build-tags e2e ./e2e/...
+	$(BIN)/actionlint
+
+$(BIN)/actionlint:
+	GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+$(BIN)/golangci-lint:
+	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 ## host: a Docker engine that can run kind nodes on this machine
 host: $(NDFQ) $(BIN)/ndfq-runc

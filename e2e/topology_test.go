@@ -22,7 +22,7 @@ import (
 // The topology is read at tree construction so that each pool gets its own
 // spec; the cluster itself is only touched inside the specs.
 var suiteTopology = func() *topology.Topology {
-	t, err := topology.Load(settings.Topology)
+	t, err := settings.LoadTopology()
 	if err != nil {
 		panic(err) // an invalid topology must stop the run before anything is provisioned
 	}

@@ -11,7 +11,7 @@ import (
 // decision time as two bars, and the refusals and rejections seen.
 func (g Gate) WriteSVG(w io.Writer) error {
 	const rowH, left, width = 34, 150, 420
-	var max time.Duration = time.Second
+	max := time.Second
 	parse := func(s string) time.Duration { d, _ := time.ParseDuration(s); return d }
 	for _, p := range g.Pools {
 		for _, d := range []time.Duration{parse(p.ProbeP50), parse(p.ControlP50)} {

@@ -88,6 +88,20 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		byPool[d.Pool] = append(byPool[d.Pool], d)
 		anyPublished = anyPublished || d.Published
 	}
+	// Rollout order: the apiserver first, then the scheduler, then kubelets.
+	apiOn := run.APIServer.Enabled(ndf)
+	if run.Scheduler != nil && run.Scheduler.Enabled(ndf) && !apiOn {
+		add("rollout-order", "control-plane", "", "kube-scheduler runs the NodeDeclaredFeatures plugin while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler")
+	}
+	for _, d := range run.Declarations {
+		if d.Gates.Enabled(ndf) && !apiOn {
+			stored := "none are stored"
+			if d.Published {
+				stored = fmt.Sprintf("the apiserver stored %v anyway", d.Declared)
+			}
+			add("rollout-order", d.Pool, d.Node, "kubelet %s has NodeDeclaredFeatures on while kube-apiserver has it off (%s): the apiserver goes first", d.KubeletVersion, stored)
+		}
+	}
 	for _, pool := range slices.Sorted(maps.Keys(byPool)) {
 		ps := PoolSummary{Pool: pool}
 		missing := 0

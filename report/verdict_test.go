@@ -50,6 +50,11 @@ func TestStopConditions(t *testing.T) {
 		"unexpected-update-rejection [a]": func(r *probes.Run) { r.Updates[0].Code = 403 },
 		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
 		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"rollout-order [control-plane]":   func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"rollout-order [a/a1]: kubelet v1.37.2 has NodeDeclaredFeatures on while kube-apiserver has it off (the apiserver stored [X] anyway)": func(r *probes.Run) {
+			off := probes.Gates{"NodeDeclaredFeatures": {Enabled: false}}
+			r.APIServer, r.Scheduler = off, off
+		},
 	}
 	for want, breakIt := range cases {
 		r := soundRun()

@@ -173,7 +173,7 @@ func spawnDockerd(o Options) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command("dockerd")
+	cmd := exec.Command("dockerd") //nolint:noctx // detached on purpose: it outlives ndfq
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -228,7 +228,7 @@ func dockerdPid() (int, error) {
 func installShim(o Options) (bool, error) {
 	src, err := os.ReadFile(o.ShimSource)
 	if err != nil {
-		return false, fmt.Errorf("docker: the runtime wrapper is not built (%v): run `make bin/%s`", err, RuntimeName)
+		return false, fmt.Errorf("docker: the runtime wrapper is not built (%w): run `make bin/%s`", err, RuntimeName)
 	}
 	if cur, err := os.ReadFile(o.ShimPath); err == nil && bytes.Equal(cur, src) {
 		return false, nil

@@ -51,7 +51,7 @@ type UpInput struct {
 
 // NewProvider is the kind provider ndfq uses: docker, on ndfq's network.
 func NewProvider() *cluster.Provider {
-	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", DockerNetwork)
+	_ = os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", DockerNetwork)
 	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindcmd.NewLogger()))
 }
 
@@ -187,7 +187,7 @@ func createInterruptible(ctx context.Context, p *cluster.Provider, name string, 
 	case <-ctx.Done():
 		// Give kind a moment to stop starting containers before the delete.
 		select {
-		case <-errc:
+		case <-errc: //nolint:errcheck // kind's own error is moot: the run was interrupted
 		case <-time.After(5 * time.Second):
 		}
 		return fmt.Errorf("kind create interrupted: %w", ctx.Err())

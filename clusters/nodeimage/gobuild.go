@@ -1,19 +1,20 @@
 package nodeimage
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/ndfq/ndfq/internal/gotool"
 	"golang.org/x/mod/semver"
 )
 
@@ -67,21 +68,29 @@ func wrapperGoMod(rootModule, rootVersion string, rootGoMod []byte) ([]byte, err
 	if err := w.AddModuleStmt("ndfq.local/build/" + strings.ReplaceAll(rootModule, "/", "_")); err != nil {
 		return nil, err
 	}
-	goVersion := strings.TrimPrefix(runtime.Version(), "go")
-	if f.Go != nil && semver.Compare("v"+f.Go.Version, "v"+goVersion) > 0 {
-		return nil, fmt.Errorf("%s@%s needs go %s, this machine has %s", rootModule, rootVersion, f.Go.Version, goVersion)
-	}
+	goVersion, toolchain := gotool.Local(), ""
 	if f.Go != nil {
 		goVersion = f.Go.Version
+		if toolchain, err = gotool.Toolchain(rootModule+"@"+rootVersion, goVersion); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.AddGoStmt(goVersion); err != nil {
 		return nil, err
+	}
+	if toolchain != "" {
+		if err := w.AddToolchainStmt(toolchain); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.AddRequire(rootModule, rootVersion); err != nil {
 		return nil, err
 	}
 	sib := siblingVersion(rootModule, rootVersion)
 	for _, r := range f.Replace {
+		if path.Base(r.New.Path) == "FORBIDDEN_DEPENDENCY" {
+			continue // etcd's guard against depending on a module at all: nothing to point at
+		}
 		newPath, newVersion := r.New.Path, r.New.Version
 		if modfile.IsDirectoryPath(newPath) {
 			newPath, newVersion = r.Old.Path, sib
@@ -94,29 +103,22 @@ func wrapperGoMod(rootModule, rootVersion string, rootGoMod []byte) ([]byte, err
 	return w.Format()
 }
 
-// goEnv is the environment of every build: static binaries, no toolchain
-// switching, module downloads through the configured proxy.
-func goEnv() []string {
-	return append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOWORK=off")
+// refusedModule matches the go command's report of a module the proxy refuses.
+var refusedModule = regexp.MustCompile(`(\S+@v\S+): reading \S+: 403 Forbidden`)
+
+// refusedModules lists the module versions the proxy refused, from go's output.
+func refusedModules(out string) []string {
+	var mods []string
+	for _, m := range refusedModule.FindAllStringSubmatch(out, -1) {
+		if !slices.Contains(mods, m[1]) {
+			mods = append(mods, m[1])
+		}
+	}
+	return mods
 }
 
 func runGo(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = goEnv()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), dir, err, tail(out.String(), 3000))
-	}
-	return out.Bytes(), nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "..." + s[len(s)-n:]
+	return gotool.Run(ctx, dir, nil, args...)
 }
 
 // wrapperModule makes (or reuses) the tidy wrapper module for a root module
@@ -125,13 +127,9 @@ func (b *Builder) wrapperModule(ctx context.Context, rootModule, rootVersion str
 	sort.Strings(pkgs)
 	key := Key("wrapper", rootModule, rootVersion, pkgs, runtime.Version())
 	dir, hit, err := b.Cache.Fill("wrapper", key, func(dir string) error {
-		out, err := runGo(ctx, dir, "mod", "download", "-json", rootModule+"@"+rootVersion)
+		info, err := gotool.Download(ctx, rootModule, rootVersion)
 		if err != nil {
 			return err
-		}
-		var info struct{ GoMod, Error string }
-		if err := json.Unmarshal(out, &info); err != nil || info.Error != "" {
-			return fmt.Errorf("download %s@%s: %v %s", rootModule, rootVersion, err, info.Error)
 		}
 		rootGoMod, err := os.ReadFile(info.GoMod)
 		if err != nil {
@@ -153,8 +151,14 @@ func (b *Builder) wrapperModule(ctx context.Context, rootModule, rootVersion str
 		if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(tools.String()), 0o644); err != nil {
 			return err
 		}
-		_, err = runGo(ctx, dir, "mod", "tidy")
-		return err
+		if _, err = runGo(ctx, dir, "mod", "tidy"); err != nil {
+			if missing := refusedModules(err.Error()); len(missing) > 0 {
+				return fmt.Errorf("%s@%s cannot be built here: the Go module proxy does not serve %s, which %s need: %w",
+					rootModule, rootVersion, strings.Join(missing, ", "), strings.Join(pkgs, ", "), err)
+			}
+			return err
+		}
+		return nil
 	})
 	if err == nil && !hit {
 		b.Log.Printf("  wrapper module for %s@%s ready", rootModule, rootVersion)

@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -61,11 +62,11 @@ func (b *Builder) nodeImage(ctx context.Context, s nodeImageSpec) (string, error
 }
 
 func (b *Builder) assembleNode(ctx context.Context, s nodeImageSpec, image, name string) error {
-	_ = sh.Run(context.Background(), "docker", "rm", "-f", name)
+	_ = sh.Run(context.WithoutCancel(ctx), "docker", "rm", "-f", name)
 	if err := sh.Run(ctx, "docker", "run", "-d", "--privileged", "--name", name, "--entrypoint=sleep", s.Base, "infinity"); err != nil {
 		return err
 	}
-	defer sh.Run(context.Background(), "docker", "rm", "-f", name) //nolint:errcheck // best-effort cleanup
+	defer sh.Run(context.WithoutCancel(ctx), "docker", "rm", "-f", name) //nolint:errcheck // best-effort cleanup, also after an interrupt
 	cp := func(src, dst string) error {
 		if err := sh.Run(ctx, "docker", "exec", name, "mkdir", "-p", filepath.Dir(dst)); err != nil {
 			return err
@@ -121,7 +122,7 @@ func extractFromTar(tarPath, member, dst string) error {
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%s has no %s", tarPath, member)
 		}
 		if err != nil {

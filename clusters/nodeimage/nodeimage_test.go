@@ -1,12 +1,16 @@
 package nodeimage
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/gotool"
 )
 
 func TestKeyChangesWithEveryInput(t *testing.T) {
@@ -76,10 +80,13 @@ replace (
 }
 
 func TestWrapperGoModEtcdSiblingsKeepRootVersion(t *testing.T) {
-	root := []byte("module go.etcd.io/etcd/server/v3\n\ngo 1.24\n\nreplace go.etcd.io/etcd/api/v3 => ../api\n")
+	root := []byte("module go.etcd.io/etcd/server/v3\n\ngo 1.24\n\nreplace go.etcd.io/etcd/api/v3 => ../api\n\nreplace go.etcd.io/etcd => ./FORBIDDEN_DEPENDENCY\n")
 	out, err := wrapperGoMod("go.etcd.io/etcd/server/v3", "v3.7.0", root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "FORBIDDEN") {
+		t.Errorf("guard replaces must be dropped:\n%s", out)
 	}
 	if !strings.Contains(string(out), "go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.7.0") {
 		t.Errorf("got\n%s", out)
@@ -90,6 +97,28 @@ func TestWrapperGoModRefusesNewerGo(t *testing.T) {
 	_, err := wrapperGoMod("k8s.io/kubernetes", "v1.99.0", []byte("module k8s.io/kubernetes\n\ngo 9.0\n"))
 	if err == nil || !strings.Contains(err.Error(), "needs go 9.0") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// 1.38 needs Go 1.27: the wrapper names the approved toolchain, and every
+// go command run in it switches to that toolchain.
+func TestWrapperGoModSwitchesToApprovedToolchain(t *testing.T) {
+	out, err := wrapperGoMod("k8s.io/kubernetes", "v1.38.0-beta.0", []byte("module k8s.io/kubernetes\n\ngo 1.27.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "toolchain go1.27.3") {
+		t.Fatalf("got\n%s", out)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if env := gotool.Env(dir); !slices.Contains(env, "GOTOOLCHAIN=go1.27.3") {
+		t.Errorf("env %v", env[len(env)-4:])
+	}
+	if env := gotool.Env(t.TempDir()); !slices.Contains(env, "GOTOOLCHAIN=local") {
+		t.Errorf("env %v", env[len(env)-4:])
 	}
 }
 
@@ -178,5 +207,15 @@ func TestUpstreamTableCarriesKindsDefault(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("kind %s's default image %s is not in the upstream table", kindVersion(), kinddefaults.Image)
+	}
+}
+
+func TestRefusedModulesNamesWhatTheProxyRefuses(t *testing.T) {
+	out := `go: ndfq.local/build/k8s.io_kubernetes imports
+	k8s.io/kubernetes/cmd/kube-proxy/app imports
+	sigs.k8s.io/iptables-wrappers/pkg/iptables: sigs.k8s.io/iptables-wrappers@v1.0.0: reading https://proxy.golang.org/sigs.k8s.io/iptables-wrappers/@v/v1.0.0.zip: 403 Forbidden
+	sigs.k8s.io/iptables-wrappers/pkg/iptables/testing: sigs.k8s.io/iptables-wrappers@v1.0.0: reading https://proxy.golang.org/sigs.k8s.io/iptables-wrappers/@v/v1.0.0.zip: 403 Forbidden`
+	if got := refusedModules(out); !slices.Equal(got, []string{"sigs.k8s.io/iptables-wrappers@v1.0.0"}) {
+		t.Errorf("got %v", got)
 	}
 }

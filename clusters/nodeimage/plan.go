@@ -170,9 +170,6 @@ func kubeadmImages(ctx context.Context, kubeadm string, v KubernetesVersion) (ma
 
 func tagOf(ref string) string { return ref[strings.LastIndex(ref, ":")+1:] }
 
-// containerdSandboxImage is the pause tag kind's containerd config pins.
-const containerdSandboxImage = "registry.k8s.io/pause:3.10"
-
 func lookPath(name string) bool { _, err := exec.LookPath(name); return err == nil }
 
 // PlanFor is the plan that a topology needs.

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ndfq/ndfq/clusters/topology"
 )
 
 // KubeletFlagsFile is where kubeadm leaves the kubelet's per-node flags.
@@ -94,4 +96,52 @@ func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) 
 		}
 	}
 	return nil, fmt.Errorf("%s on %s has no container %s", ManifestPath(component), node, component)
+}
+
+// SetStaticPodGates rewrites a control-plane component's manifest so it
+// starts with exactly these explicit gates (nil: none), keeping every other
+// flag; the kubelet restarts the pod. It returns the gates it had. Callers
+// wait until the component's metrics show the new values.
+func SetStaticPodGates(node nodes.Node, component string, gates map[string]bool) (map[string]bool, error) {
+	path := ManifestPath(component)
+	data, err := readFile(node, path)
+	if err != nil {
+		return nil, err
+	}
+	updated, previous, err := setManifestGates(data, component, gates)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", path, node, err)
+	}
+	return previous, writeFile(node, path, updated)
+}
+
+// setManifestGates replaces --feature-gates in the component container's
+// command of a static pod manifest.
+func setManifestGates(manifest []byte, component string, gates map[string]bool) ([]byte, map[string]bool, error) {
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(manifest, &pod); err != nil {
+		return nil, nil, err
+	}
+	for i, c := range pod.Spec.Containers {
+		if c.Name != component {
+			continue
+		}
+		previous, err := gatesFromArgs(append(append([]string{}, c.Command...), c.Args...))
+		if err != nil {
+			return nil, nil, err
+		}
+		var cmd []string
+		for _, a := range c.Command {
+			if !strings.HasPrefix(a, "--feature-gates=") {
+				cmd = append(cmd, a)
+			}
+		}
+		if len(gates) > 0 {
+			cmd = append(cmd, "--feature-gates="+topology.FormatGates(gates))
+		}
+		pod.Spec.Containers[i].Command = cmd
+		out, err := yaml.Marshal(&pod)
+		return out, previous, err
+	}
+	return nil, nil, fmt.Errorf("no container %s", component)
 }

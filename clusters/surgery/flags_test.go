@@ -36,3 +36,54 @@ func TestParseGatesRefusesMalformed(t *testing.T) {
 		t.Errorf("empty: %v %v", g, err)
 	}
 }
+
+func TestSetGatesFlagKeepsOtherFlags(t *testing.T) {
+	env := []byte(`KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --feature-gates=NodeDeclaredFeatures=true --node-ip=172.18.0.5"` + "\n")
+	out, err := setGatesFlag(env, map[string]bool{"RestartAllContainersOnContainerExits": false, "NodeDeclaredFeatures": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := kubeletArgs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--container-runtime-endpoint=unix:///run/containerd/containerd.sock", "--node-ip=172.18.0.5", "--feature-gates=NodeDeclaredFeatures=false,RestartAllContainersOnContainerExits=false"}
+	if !reflect.DeepEqual(args, want) {
+		t.Errorf("got %v", args)
+	}
+	out, _ = setGatesFlag(env, nil)
+	if strings.Contains(string(out), "--feature-gates") || !strings.HasSuffix(string(out), "\n") {
+		t.Errorf("no gates means no flag, file shape kept: %q", out)
+	}
+}
+
+func TestSetManifestGates(t *testing.T) {
+	manifest := []byte(`apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-scheduler
+  namespace: kube-system
+spec:
+  containers:
+  - name: kube-scheduler
+    image: registry.k8s.io/kube-scheduler:v1.35.4
+    command:
+    - kube-scheduler
+    - --bind-address=0.0.0.0
+    - --feature-gates=NodeDeclaredFeatures=false
+`)
+	out, prev, err := setManifestGates(manifest, "kube-scheduler", map[string]bool{"NodeDeclaredFeatures": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(prev, map[string]bool{"NodeDeclaredFeatures": false}) {
+		t.Errorf("previous %v", prev)
+	}
+	s := string(out)
+	if !strings.Contains(s, "- --feature-gates=NodeDeclaredFeatures=true") || !strings.Contains(s, "- --bind-address=0.0.0.0") || strings.Contains(s, "=false") {
+		t.Errorf("got\n%s", s)
+	}
+	if _, _, err := setManifestGates(manifest, "kube-apiserver", nil); err == nil {
+		t.Error("a manifest without the component's container must be an error")
+	}
+}

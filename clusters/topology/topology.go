@@ -85,7 +85,13 @@ func Names() []string {
 }
 
 // Load reads a shipped topology by name or a topology file by path, and validates it.
-func Load(nameOrPath string) (*Topology, error) {
+func Load(nameOrPath string) (*Topology, error) { return LoadWith(nameOrPath, "") }
+
+// LoadWith is Load with the control plane's version replaced (the
+// KUBERNETES_VERSION knob of pre-release qualification), validated as if
+// the file said it, so a version the oracle or the skew policy refuses
+// stops here.
+func LoadWith(nameOrPath, controlPlaneVersion string) (*Topology, error) {
 	var data []byte
 	var err error
 	src := nameOrPath
@@ -101,11 +107,13 @@ func Load(nameOrPath string) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(src, data)
+	return parse(src, data, controlPlaneVersion)
 }
 
 // Parse decodes strictly (unknown fields are errors, with their line) and validates.
-func Parse(src string, data []byte) (*Topology, error) {
+func Parse(src string, data []byte) (*Topology, error) { return parse(src, data, "") }
+
+func parse(src string, data []byte, controlPlaneVersion string) (*Topology, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var t Topology
@@ -114,6 +122,10 @@ func Parse(src string, data []byte) (*Topology, error) {
 			return nil, fmt.Errorf("%s: empty topology file", src)
 		}
 		return nil, fmt.Errorf("%s: malformed topology: %w", src, err)
+	}
+	if controlPlaneVersion != "" {
+		src += " with control plane " + controlPlaneVersion
+		t.ControlPlane.Version = controlPlaneVersion
 	}
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
@@ -211,7 +223,9 @@ func normalizeVersion(s string) (string, error) {
 
 func minorNumber(v string) int {
 	var major, minor int
-	fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &major, &minor)
+	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &major, &minor); err != nil {
+		return -1 // normalizeVersion has already refused it
+	}
 	return minor
 }
 

@@ -116,3 +116,18 @@ func TestLoadUnknownName(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// KUBERNETES_VERSION replaces the control plane and is validated like the
+// file: skew and the oracle still decide before anything is built.
+func TestLoadWithControlPlaneVersion(t *testing.T) {
+	top, err := LoadWith("next", "1.38.0-beta.0")
+	if err != nil || top.ControlPlaneVersion() != "v1.38.0-beta.0" {
+		t.Fatalf("got %v, %v", top, err)
+	}
+	if _, err := LoadWith("skew-1.37", "1.38.0-beta.0"); err == nil || !strings.Contains(err.Error(), "legacy") || !strings.Contains(err.Error(), "4 minors older") {
+		t.Errorf("a 1.34 kubelet under a 1.38 control plane must be refused, got %v", err)
+	}
+	if _, err := LoadWith("next", "1.39.0-alpha.1"); err == nil || !strings.Contains(err.Error(), "no oracle for Kubernetes 1.39") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,13 +16,13 @@ import (
 
 func clusterCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "cluster", Short: "Bring topologies up and down without running the suites"}
-	var topo, artifacts, cacheDir string
+	var topo, artifacts, cacheDir, k8sVersion string
 	var useExisting bool
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Build the node images a topology needs (cached) and create its kind cluster",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := topology.Load(topo)
+			t, err := topology.LoadWith(topo, k8sVersion)
 			if err != nil {
 				return err
 			}
@@ -39,7 +40,7 @@ func clusterCommand() *cobra.Command {
 		Use:   "down",
 		Short: "Delete a topology's kind cluster",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := topology.Load(topo)
+			t, err := topology.LoadWith(topo, k8sVersion)
 			if err != nil {
 				return err
 			}
@@ -65,6 +66,7 @@ func clusterCommand() *cobra.Command {
 	}
 	for _, c := range []*cobra.Command{up, down} {
 		c.Flags().StringVar(&topo, "topology", topology.DefaultName, "shipped topology name ("+strings.Join(topology.Names(), ", ")+") or file")
+		c.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the topology's control-plane version, e.g. 1.38.0-beta.0 ($KUBERNETES_VERSION)")
 		c.Flags().StringVar(&artifacts, "artifacts", "_artifacts", "folder for the kubeconfig, kind config and logs")
 	}
 	up.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")

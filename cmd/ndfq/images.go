@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,14 +15,14 @@ import (
 func imagesCommand() *cobra.Command {
 	images := &cobra.Command{Use: "images", Short: "Build kind node images offline"}
 	var topologies, versions, controlPlanes []string
-	var cacheDir, source string
+	var cacheDir, source, k8sVersion string
 	build := &cobra.Command{
 		Use:   "build",
 		Short: "Build node images for topologies or versions, reusing the content-addressed cache",
 		Example: `  ndfq images build --topology skew-1.37
   ndfq images build --versions 1.34.4,1.35.4,1.36.3,1.37.2 --control-planes 1.37.2`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := imagePlan(topologies, versions, controlPlanes)
+			plan, err := imagePlan(topologies, k8sVersion, versions, controlPlanes)
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ func imagesCommand() *cobra.Command {
 		},
 	}
 	build.Flags().StringSliceVar(&topologies, "topology", nil, "topology name or file whose versions to build (repeatable)")
+	build.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the topologies' control-plane version, e.g. 1.38.0-beta.0 ($KUBERNETES_VERSION)")
 	build.Flags().StringSliceVar(&versions, "versions", nil, "kubelet versions to build node images for")
 	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
 	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
@@ -56,7 +58,7 @@ func imagesCommand() *cobra.Command {
 
 // imagePlan merges topologies and explicit versions into one build plan,
 // refusing bad versions before anything is built.
-func imagePlan(topologies, versions, controlPlanes []string) (nodeimage.Plan, error) {
+func imagePlan(topologies []string, k8sVersion string, versions, controlPlanes []string) (nodeimage.Plan, error) {
 	var p nodeimage.Plan
 	parse := func(list []string, into *[]nodeimage.KubernetesVersion) error {
 		for _, s := range list {
@@ -69,7 +71,7 @@ func imagePlan(topologies, versions, controlPlanes []string) (nodeimage.Plan, er
 		return nil
 	}
 	for _, name := range topologies {
-		t, err := topology.Load(name)
+		t, err := topology.LoadWith(name, k8sVersion)
 		if err != nil {
 			return p, err
 		}

@@ -16,21 +16,29 @@ import (
 // Settings are the run's knobs, read from the environment as the Makefile
 // passes them (the same names as kind / Cluster API e2e users know).
 type Settings struct {
-	Topology    string // TOPOLOGY: shipped name or file
-	Artifacts   string // ARTIFACTS: JUnit, reports, kubeconfig, logs
-	KeepCluster bool   // KEEP_CLUSTER: leave the cluster running after the suite
-	UseExisting bool   // USE_EXISTING_CLUSTER: reuse a running cluster of the topology
-	CacheDir    string // NDFQ_CACHE: image build cache
+	Topology string // TOPOLOGY: shipped name or file
+	// KubernetesVersion (KUBERNETES_VERSION) replaces the topology's control plane.
+	KubernetesVersion string
+	Artifacts         string // ARTIFACTS: JUnit, reports, kubeconfig, logs
+	KeepCluster       bool   // KEEP_CLUSTER: leave the cluster running after the suite
+	UseExisting       bool   // USE_EXISTING_CLUSTER: reuse a running cluster of the topology
+	CacheDir          string // NDFQ_CACHE: image build cache
+}
+
+// LoadTopology is the topology under test, with KUBERNETES_VERSION applied.
+func (s Settings) LoadTopology() (*topology.Topology, error) {
+	return topology.LoadWith(s.Topology, s.KubernetesVersion)
 }
 
 // SettingsFromEnv reads the knobs with their defaults.
 func SettingsFromEnv() Settings {
 	s := Settings{
-		Topology:    getenv("TOPOLOGY", topology.DefaultName),
-		Artifacts:   getenv("ARTIFACTS", "_artifacts"),
-		KeepCluster: boolEnv("KEEP_CLUSTER"),
-		UseExisting: boolEnv("USE_EXISTING_CLUSTER"),
-		CacheDir:    nodeimage.DefaultCacheDir(),
+		Topology:          getenv("TOPOLOGY", topology.DefaultName),
+		KubernetesVersion: os.Getenv("KUBERNETES_VERSION"),
+		Artifacts:         getenv("ARTIFACTS", "_artifacts"),
+		KeepCluster:       boolEnv("KEEP_CLUSTER"),
+		UseExisting:       boolEnv("USE_EXISTING_CLUSTER"),
+		CacheDir:          nodeimage.DefaultCacheDir(),
 	}
 	if abs, err := filepath.Abs(s.Artifacts); err == nil {
 		s.Artifacts = abs

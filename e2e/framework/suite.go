@@ -16,6 +16,7 @@ import (
 // Shared is what the first Ginkgo process hands the others.
 type Shared struct {
 	Topology           string `json:"topology"`
+	KubernetesVersion  string `json:"kubernetesVersion,omitempty"`
 	Kubeconfig         string `json:"kubeconfig"`
 	SchedulerMetricURL string `json:"schedulerMetricsURL"`
 }
@@ -32,7 +33,7 @@ type Env struct {
 
 // BringUp runs on the first process: images (cached), then the cluster.
 func BringUp(ctx context.Context, s Settings, log *progress.Logger) ([]byte, error) {
-	t, err := topology.Load(s.Topology)
+	t, err := s.LoadTopology()
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func BringUp(ctx context.Context, s Settings, log *progress.Logger) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(Shared{Topology: s.Topology, Kubeconfig: c.Kubeconfig, SchedulerMetricURL: url})
+	return json.Marshal(Shared{Topology: s.Topology, KubernetesVersion: s.KubernetesVersion, Kubeconfig: c.Kubeconfig, SchedulerMetricURL: url})
 }
 
 // Attach runs on every process with the first process's Shared.
@@ -53,7 +54,7 @@ func Attach(s Settings, data []byte, log *progress.Logger) (*Env, error) {
 	if err := json.Unmarshal(data, &sh); err != nil {
 		return nil, err
 	}
-	t, err := topology.Load(sh.Topology)
+	t, err := topology.LoadWith(sh.Topology, sh.KubernetesVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func TearDown(s Settings, data []byte, log *progress.Logger) error {
 	if len(data) == 0 || json.Unmarshal(data, &sh) != nil {
 		return nil // bring-up failed and cleaned up after itself
 	}
-	t, err := topology.Load(sh.Topology)
+	t, err := topology.LoadWith(sh.Topology, sh.KubernetesVersion)
 	if err != nil {
 		return err
 	}
