@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/poll"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
 )
@@ -157,13 +158,23 @@ func ready(n corev1.Node) bool {
 	return false
 }
 
-// Cordon marks the node (un)schedulable, as kubectl cordon does.
+// Cordon marks the node (un)schedulable, as kubectl cordon does, and waits
+// until the node lifecycle controller has put on (or taken off) the
+// node.kubernetes.io/unschedulable taint: the scheduler filters on that
+// taint, so an uncordoned node takes pods only once it is gone.
 func Cordon(ctx context.Context, cs kubernetes.Interface, node string, on bool) error {
 	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"unschedulable": on}})
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("cordon=%t %s: %w", on, node, err)
 	}
-	return nil
+	return poll.Until(ctx, "wait-nodes", fmt.Sprintf("%s to be tainted %s=%t", node, corev1.TaintNodeUnschedulable, on), func(ctx context.Context) (bool, string, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnschedulable })
+		return tainted == on, fmt.Sprintf("tainted=%t", tainted), nil
+	})
 }
 
 // FormatGatesOrNone is FormatGates, saying "no explicit gates" when empty.
