@@ -109,9 +109,9 @@ func (s Summary) Markdown(w io.Writer) error {
 				}
 			}
 		case KindFinding:
-			findings = append(findings, o.Text)
+			findings = append(findings, located(o))
 		case KindMeasure:
-			measures = append(measures, o.Text)
+			measures = append(measures, located(o))
 		}
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
@@ -147,6 +147,19 @@ func (s Summary) Markdown(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// located is an observation's text behind the pool and node it was seen on,
+// so a reader knows where to look.
+func located(o Observation) string {
+	switch {
+	case o.Pool == "":
+		return o.Text
+	case o.Node == "":
+		return "[" + o.Pool + "] " + o.Text
+	default:
+		return "[" + o.Pool + "/" + o.Node + "] " + o.Text
+	}
 }
 
 func oneLine(s string) string {

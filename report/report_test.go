@@ -14,13 +14,14 @@ func TestMarkdownGOAndHOLD(t *testing.T) {
 			{Kind: KindPlacement, Pool: "b", Expected: "refused", Seen: "refused", OK: true},
 			{Kind: KindUpdate, Pool: "b", Expected: "403", Seen: "200", OK: false},
 			{Kind: KindFinding, Text: "F1: thing"}, {Kind: KindFinding, Text: "F1: thing"},
+			{Kind: KindFinding, Pool: "b", Node: "b1", Text: "stale"}, {Kind: KindMeasure, Pool: "a", Text: "took 6s"},
 		}}
 	var b strings.Builder
 	if err := s.Markdown(&b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  | `` |  | 1/1 | 1/0 | 1/1 | 0/1 |", "- F1: thing\n\n"} {
+	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  | `` |  | 1/1 | 1/0 | 1/1 | 0/1 |", "- F1: thing\n", "- [b/b1] stale\n", "- [a] took 6s"} {
 		if !strings.Contains(out, want) && !strings.Contains(out+"\n", want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
