@@ -144,3 +144,16 @@ systemctl start kubelet`
 	}
 	return nil
 }
+
+// RestartStaticPodContainer stops a control-plane component's running
+// container; the kubelet starts a new one from the same manifest. It is
+// how an operator restarts a component without changing its flags.
+func RestartStaticPodContainer(node nodes.Node, component string) error {
+	script := `ids=$(crictl ps -q --name "^$1\$") && [ -n "$ids" ] || { echo "no running $1 container" >&2; exit 3; }
+crictl stop $ids >/dev/null`
+	var stderr bytes.Buffer
+	if err := node.Command("sh", "-c", script, "sh", component).SetStderr(&stderr).Run(); err != nil {
+		return fmt.Errorf("restart %s on %s: %w %s", component, node, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
