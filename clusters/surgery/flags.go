@@ -73,6 +73,11 @@ func KubeletGates(node nodes.Node) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return gatesOfEnv(env)
+}
+
+// gatesOfEnv are the gates a kubeadm-flags.env starts the kubelet with.
+func gatesOfEnv(env []byte) (map[string]bool, error) {
 	args, err := kubeletArgs(env)
 	if err != nil {
 		return nil, err

@@ -94,11 +94,7 @@ func WriteKubeletGates(node nodes.Node, gates map[string]bool) (previous map[str
 	if err != nil {
 		return nil, err
 	}
-	args, err := kubeletArgs(env)
-	if err != nil {
-		return nil, err
-	}
-	if previous, err = gatesFromArgs(args); err != nil {
+	if previous, err = gatesOfEnv(env); err != nil {
 		return nil, err
 	}
 	updated, err := setGatesFlag(env, gates)
