@@ -153,7 +153,7 @@ func (b *Builder) wrapperModule(ctx context.Context, rootModule, rootVersion str
 		}
 		if _, err = runGo(ctx, dir, "mod", "tidy"); err != nil {
 			if missing := refusedModules(err.Error()); len(missing) > 0 {
-				return fmt.Errorf("%s@%s cannot be built here: the Go module proxy does not serve %s, which %s need: %w",
+				return fmt.Errorf("%s@%s cannot be built here: the Go module proxy does not serve %s, needed by the wrapper module of %s (one module for all of them: one importer is enough to stop every one): %w",
 					rootModule, rootVersion, strings.Join(missing, ", "), strings.Join(pkgs, ", "), err)
 			}
 			return err
