@@ -60,11 +60,17 @@ func conditionsOf(g report.Gate) []string {
 // too: a restarted apiserver can make the scheduler restart or refuse its
 // metrics for a while, and the next stage reads both.
 func setComponentGates(ctx SpecContext, component string, gates map[string]bool) {
+	setComponentFlags(ctx, component, gates, nil)
+}
+
+// setComponentFlags is setComponentGates that also sets (or, with "",
+// removes) other flags of the component in the same restart.
+func setComponentFlags(ctx SpecContext, component string, gates map[string]bool, args map[string]string) {
 	cp := poolsOf(suiteTopology)[0]
 	_, node := poolNode(ctx, cp)
-	_, err := surgery.SetStaticPodGates(node, component, gates)
+	_, err := surgery.SetStaticPodFlags(node, component, gates, args)
 	Expect(err).NotTo(HaveOccurred())
-	want := gates[fixtures.NodeDeclaredFeatures]
+	want := componentGateAfter(component, gates, args)
 	restartedScheduler := false
 	Expect(poll.Until(ctx, "wait-metrics", fmt.Sprintf("%s to report %s", component, surgery.FormatGatesOrNone(gates)), func(ctx context.Context) (bool, string, error) {
 		api, err := probes.APIServerGates(ctx, env.Clientset)
@@ -96,6 +102,29 @@ func setComponentGates(ctx SpecContext, component string, gates map[string]bool)
 		}
 		return g.Enabled(fixtures.NodeDeclaredFeatures) == want, g.Describe(fixtures.NodeDeclaredFeatures), nil
 	})).To(Succeed())
+}
+
+// componentGateAfter is the NodeDeclaredFeatures value the oracle expects of
+// a control-plane component restarted with gates and args over the
+// topology's own flags (an emulated version moves the gate's minor).
+func componentGateAfter(component string, gates map[string]bool, args map[string]string) bool {
+	c := suiteTopology.ControlPlane.Scheduler
+	if component == "kube-apiserver" {
+		c = suiteTopology.ControlPlane.APIServer
+	}
+	flags := maps.Clone(c.ExtraArgs)
+	if flags == nil {
+		flags = map[string]string{}
+	}
+	for k, v := range args {
+		if v == "" {
+			delete(flags, k)
+		} else {
+			flags[k] = v
+		}
+	}
+	on, _ := fixtures.ExpectedGate(topology.GateMinor(cpMinor, flags), gates, fixtures.NodeDeclaredFeatures)
+	return on
 }
 
 // setPoolKubelets restarts every node of a pool with gates and waits until

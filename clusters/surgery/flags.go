@@ -5,6 +5,8 @@ package surgery
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,24 +110,39 @@ func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) 
 // flag; the kubelet restarts the pod. It returns the gates it had. Callers
 // wait until the component's metrics show the new values.
 func SetStaticPodGates(node nodes.Node, component string, gates map[string]bool) (map[string]bool, error) {
+	return SetStaticPodFlags(node, component, gates, nil)
+}
+
+// SetStaticPodFlags is SetStaticPodGates that also sets other flags in the
+// same write (one restart): each args entry sets --name=value, or removes
+// --name where value is "" (e.g. emulated-version for a 1.37 rollback).
+func SetStaticPodFlags(node nodes.Node, component string, gates map[string]bool, args map[string]string) (map[string]bool, error) {
 	path := ManifestPath(component)
 	data, err := readFile(node, path)
 	if err != nil {
 		return nil, err
 	}
-	updated, previous, err := setManifestGates(data, component, gates)
+	updated, previous, err := setManifestFlags(data, component, gates, args)
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", path, node, err)
 	}
 	return previous, writeFile(node, path, updated)
 }
 
-// setManifestGates replaces --feature-gates in the component container's
-// command of a static pod manifest.
-func setManifestGates(manifest []byte, component string, gates map[string]bool) ([]byte, map[string]bool, error) {
+// setManifestFlags replaces --feature-gates, and the flags named in args,
+// in the component container's command of a static pod manifest.
+func setManifestFlags(manifest []byte, component string, gates map[string]bool, args map[string]string) ([]byte, map[string]bool, error) {
 	var pod corev1.Pod
 	if err := yaml.Unmarshal(manifest, &pod); err != nil {
 		return nil, nil, err
+	}
+	replaced := func(a string) bool {
+		if strings.HasPrefix(a, "--feature-gates=") {
+			return true
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		_, ok := args[name]
+		return ok && strings.HasPrefix(a, "--")
 	}
 	for i, c := range pod.Spec.Containers {
 		if c.Name != component {
@@ -137,8 +154,13 @@ func setManifestGates(manifest []byte, component string, gates map[string]bool) 
 		}
 		var cmd []string
 		for _, a := range c.Command {
-			if !strings.HasPrefix(a, "--feature-gates=") {
+			if !replaced(a) {
 				cmd = append(cmd, a)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(args)) {
+			if args[name] != "" {
+				cmd = append(cmd, "--"+name+"="+args[name])
 			}
 		}
 		if len(gates) > 0 {

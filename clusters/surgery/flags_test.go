@@ -72,7 +72,7 @@ spec:
     - --bind-address=0.0.0.0
     - --feature-gates=NodeDeclaredFeatures=false
 `)
-	out, prev, err := setManifestGates(manifest, "kube-scheduler", map[string]bool{"NodeDeclaredFeatures": true})
+	out, prev, err := setManifestFlags(manifest, "kube-scheduler", map[string]bool{"NodeDeclaredFeatures": true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,16 @@ spec:
 	if !strings.Contains(s, "- --feature-gates=NodeDeclaredFeatures=true") || !strings.Contains(s, "- --bind-address=0.0.0.0") || strings.Contains(s, "=false") {
 		t.Errorf("got\n%s", s)
 	}
-	if _, _, err := setManifestGates(manifest, "kube-apiserver", nil); err == nil {
+	if _, _, err := setManifestFlags(manifest, "kube-apiserver", nil, nil); err == nil {
 		t.Error("a manifest without the component's container must be an error")
+	}
+	// A 1.37 rollback: emulated-version set in the same write; "" takes it out again.
+	out, _, err = setManifestFlags(manifest, "kube-scheduler", map[string]bool{"NodeDeclaredFeatures": false}, map[string]string{"emulated-version": "1.36"})
+	if err != nil || !strings.Contains(string(out), "- --emulated-version=1.36") || !strings.Contains(string(out), "- --bind-address=0.0.0.0") {
+		t.Fatalf("got %v\n%s", err, out)
+	}
+	out, _, err = setManifestFlags(out, "kube-scheduler", nil, map[string]string{"emulated-version": ""})
+	if err != nil || strings.Contains(string(out), "emulated-version") || strings.Contains(string(out), "feature-gates") {
+		t.Errorf("got %v\n%s", err, out)
 	}
 }
