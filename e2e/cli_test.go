@@ -18,10 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -115,7 +115,7 @@ var _ = Describe("The ndfq probe CLI as a rollout gate", ndf, Label("cli"), Seri
 			if err != nil {
 				return false, err.Error(), nil
 			}
-			return !lifecycle.NodeReady(*n), "still Ready", nil
+			return !probes.NodeReady(*n), "still Ready", nil
 		})).To(Succeed())
 		code, out := ndfqProbe(ctx, "--freshness", "30s")
 		Expect(code).To(Equal(1), "probe verdict:\n%s", out)

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
@@ -58,7 +57,7 @@ func waitKubelet(ctx SpecContext, name, version string, gates map[string]bool) {
 		if version != "" && n.Status.NodeInfo.KubeletVersion != version {
 			return false, "kubelet version " + n.Status.NodeInfo.KubeletVersion, nil
 		}
-		if !lifecycle.NodeReady(*n) {
+		if !probes.NodeReady(*n) {
 			return false, "not Ready", nil
 		}
 		reported, err := probes.KubeletGates(ctx, env.Clientset, name)
@@ -120,7 +119,7 @@ func waitReady(ctx SpecContext, name string, ready bool) {
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		return lifecycle.NodeReady(*n) == ready, fmt.Sprintf("Ready=%t", lifecycle.NodeReady(*n)), nil
+		return probes.NodeReady(*n) == ready, fmt.Sprintf("Ready=%t", probes.NodeReady(*n)), nil
 	})).To(Succeed())
 }
 
@@ -269,11 +268,7 @@ var _ = Describe("Rollout and rollback on a running fleet", ndf, disruptive, Ser
 			ns := specNamespace(ctx, "trap")
 			pod := runningPod(ctx, ns, "dependent", subject, schedulingProbe(restartAll).Apply)
 			Expect(pod.Spec.NodeName).To(Equal(name))
-			off := maps.Clone(subject.Kubelet.FeatureGates)
-			if off == nil {
-				off = map[string]bool{}
-			}
-			off[restartAll] = false
+			off := fixtures.GatesWithout(fixtures.MinorOf(subject.Version), subject.Kubelet.FeatureGates, restartAll)
 			DeferCleanup(restoreKubelet, subject, name, node, false, NodeTimeout(6*time.Minute))
 			_, err := surgery.SetKubeletGates(node, off)
 			Expect(err).NotTo(HaveOccurred())
@@ -291,11 +286,7 @@ var _ = Describe("Rollout and rollback on a running fleet", ndf, disruptive, Ser
 			name, node := poolNode(ctx, subject)
 			ns := specNamespace(ctx, "safe")
 			pod := runningPod(ctx, ns, "dependent", subject, schedulingProbe(restartAll).Apply)
-			off := maps.Clone(subject.Kubelet.FeatureGates)
-			if off == nil {
-				off = map[string]bool{}
-			}
-			off[restartAll] = false
+			off := fixtures.GatesWithout(fixtures.MinorOf(subject.Version), subject.Kubelet.FeatureGates, restartAll)
 			DeferCleanup(restoreKubelet, subject, name, node, false, NodeTimeout(6*time.Minute))
 			_, err := surgery.DropKubeletFeatures(ctx, dropInput(subject, name, node, fixtures.MinorOf(subject.Version), off))
 			Expect(err).NotTo(HaveOccurred())

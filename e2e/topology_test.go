@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/poll"
@@ -66,7 +65,7 @@ var _ = Describe("The live cluster is the topology", Label("topology"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(nodes).To(HaveLen(t.NodeCount()), "nodes registered")
 		for _, n := range nodes {
-			Expect(lifecycle.NodeReady(n)).To(BeTrue(), "node %s (pool %s) is not Ready: %v", n.Name, n.Labels[topology.PoolLabel], n.Status.Conditions)
+			Expect(probes.NodeReady(n)).To(BeTrue(), "node %s (pool %s) is not Ready: %v", n.Name, n.Labels[topology.PoolLabel], n.Status.Conditions)
 		}
 	})
 

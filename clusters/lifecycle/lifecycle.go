@@ -25,6 +25,7 @@ import (
 	"github.com/ndfq/ndfq/internal/poll"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/internal/sh"
+	"github.com/ndfq/ndfq/probes"
 )
 
 // DockerNetwork keeps ndfq's clusters off kind's shared "kind" network, so
@@ -222,7 +223,7 @@ func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 		}
 		var notReady []string
 		for _, n := range nodes {
-			if !NodeReady(n) {
+			if !probes.NodeReady(n) {
 				notReady = append(notReady, n.Name)
 			}
 		}
@@ -231,16 +232,6 @@ func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 		}
 		return false, fmt.Sprintf("%d/%d nodes registered, not Ready: %s", len(nodes), want, strings.Join(notReady, ",")), nil
 	})
-}
-
-// NodeReady is the node's Ready condition.
-func NodeReady(n corev1.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Down deletes the cluster, and ndfq's docker network once no cluster uses it.

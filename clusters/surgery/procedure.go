@@ -139,7 +139,7 @@ func otherNodeDeclares(ctx context.Context, cs kubernetes.Interface, except, fea
 		return false, fmt.Errorf("list nodes: %w", err)
 	}
 	for _, n := range nodes.Items {
-		if n.Name == except || n.Spec.Unschedulable || !ready(n) {
+		if n.Name == except || n.Spec.Unschedulable || !probes.NodeReady(n) {
 			continue
 		}
 		if slices.Contains(n.Status.DeclaredFeatures, feature) {
@@ -147,15 +147,6 @@ func otherNodeDeclares(ctx context.Context, cs kubernetes.Interface, except, fea
 		}
 	}
 	return false, nil
-}
-
-func ready(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Cordon marks the node (un)schedulable, as kubectl cordon does, and waits
