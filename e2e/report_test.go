@@ -13,13 +13,10 @@ import (
 	"github.com/ndfq/ndfq/report"
 )
 
-// record keeps one observation for report.md.
-func record(o report.Observation) { AddReportEntry(report.EntryName, o) }
-
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
-	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion()}
-	for _, p := range poolsOf(suiteTopology) {
+	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String()}
+	for _, p := range suiteTopology.Pools() {
 		s.Pools = append(s.Pools, p.Name)
 	}
 	for _, sr := range r.SpecReports {

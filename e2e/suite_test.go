@@ -9,21 +9,36 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/internal/progress"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
-// env is this Ginkgo process's handle on the cluster under test.
-var env *framework.Env
-
-var settings = framework.SettingsFromEnv()
+var (
+	settings = framework.SettingsFromEnv()
+	// suiteTopology is read when the tree is built, so that each pool gets
+	// its own specs; an invalid topology or interval override stops the
+	// run here, before anything is provisioned.
+	suiteTopology = func() *topology.Topology {
+		if err := wait.CheckOverrides(); err != nil {
+			panic(err)
+		}
+		t, err := settings.LoadTopology()
+		if err != nil {
+			panic(err)
+		}
+		return t
+	}()
+	// env is this Ginkgo process's handle on the cluster under test.
+	env    *framework.Env
+	shared []byte
+)
 
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "ndfq e2e")
 }
-
-var shared []byte
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	data, err := framework.BringUp(ctx, settings, progress.New(GinkgoWriter))
@@ -36,18 +51,20 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(framework.BringUpTimeout))
 
-var _ = AfterEach(func(ctx SpecContext) {
-	if !CurrentSpecReport().Failed() || env == nil {
-		return
-	}
-	framework.MarkFailed(settings.Artifacts)
-	dir, err := env.DumpState(ctx, CurrentSpecReport().FullText(), "")
-	if err != nil {
-		GinkgoWriter.Printf("dumping state: %v\n", err)
-	}
-	GinkgoWriter.Printf("state dumped to %s\n", dir)
+// Failure evidence is taken before any repair: this AfterEach runs after
+// the spec body and before the DeferCleanups that restore nodes; the
+// cleanup registered here runs last, for failures in the cleanups.
+var _ = BeforeEach(func() {
+	env.StartSpec()
+	DeferCleanup(func(ctx SpecContext) { env.DumpIfFailed(ctx, framework.AfterCleanup) })
 })
+
+var _ = AfterEach(func(ctx SpecContext) { env.DumpIfFailed(ctx, framework.AtFailure) })
 
 var _ = SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
 	Expect(framework.TearDown(settings, shared, progress.New(GinkgoWriter))).To(Succeed())
 }, NodeTimeout(framework.TearDownTimeout))
+
+// input is what every scenario is given: the topology (read when the tree
+// is built) and this process's env (set once the cluster is up).
+func input() framework.SpecInput { return framework.SpecInput{Topology: suiteTopology, Env: env} }

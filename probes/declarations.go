@@ -8,11 +8,11 @@ import (
 	"sort"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
 // Declaration is what one node publishes next to what its kubelet must
@@ -75,7 +75,7 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		for name, s := range d.Gates {
 			effective[name] = s.Enabled
 		}
-		d.Expected = fixtures.Expected(fixtures.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
+		d.Expected = fixtures.Expected(kubeversion.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
 		d.Missing, d.Extra = diff(d.Expected, d.Declared)
 		out = append(out, d)
 	}
@@ -112,14 +112,4 @@ func diff(expected, declared []string) (missing, extra []string) {
 		}
 	}
 	return missing, extra
-}
-
-// NodeReady is the node's Ready condition.
-func NodeReady(n corev1.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // Placement is what the scheduler decided for one probe pod.
@@ -33,7 +33,7 @@ func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}
 	res := Placement{Pod: created.Name}
-	err = poll.Until(ctx, "wait-scheduling", "a scheduling decision for pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
+	err = wait.Until(ctx, wait.Scheduling, "a scheduling decision for pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -77,7 +77,7 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 		return Admission{Pod: pod.Name, Node: node}, fmt.Errorf("create pod %s on %s: %w", pod.Name, node, err)
 	}
 	res := Admission{Pod: pod.Name, Node: node}
-	err := poll.Until(ctx, "wait-pod-running", fmt.Sprintf("pod %s to run or be rejected on %s", pod.Name, node), func(ctx context.Context) (bool, string, error) {
+	err := wait.Until(ctx, wait.PodRunning, fmt.Sprintf("pod %s to run or be rejected on %s", pod.Name, node), func(ctx context.Context) (bool, string, error) {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -87,20 +87,11 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 		case corev1.PodFailed:
 			return true, "", nil
 		case corev1.PodRunning:
-			return podReady(p), "running, not ready", nil
+			return wait.PodReady(p), "running, not ready", nil
 		}
 		return false, string(p.Status.Phase), nil
 	})
 	return res, err
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // UpdateResult is the apiserver's answer to one pod update.
@@ -133,30 +124,4 @@ func Update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subres
 		return res, nil
 	}
 	return res, fmt.Errorf("patch pod %s: %w", pod, err)
-}
-
-// WaitRunning waits (wait-pod-running) until the pod is Running and Ready, and returns it.
-func WaitRunning(ctx context.Context, cs kubernetes.Interface, namespace, name string) (*corev1.Pod, error) {
-	var pod *corev1.Pod
-	err := poll.Until(ctx, "wait-pod-running", "pod "+name+" Running and Ready", func(ctx context.Context) (bool, string, error) {
-		p, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		pod = p
-		if p.Status.Phase == corev1.PodFailed {
-			return false, "", fmt.Errorf("pod %s failed on %s: %s %s", name, p.Spec.NodeName, p.Status.Reason, p.Status.Message)
-		}
-		return p.Status.Phase == corev1.PodRunning && podReady(p), fmt.Sprintf("phase %s on %q", p.Status.Phase, p.Spec.NodeName), nil
-	})
-	return pod, err
-}
-
-// WaitDefaultServiceAccount waits (wait-api) for a new namespace's default
-// ServiceAccount: pods created before it exists are refused.
-func WaitDefaultServiceAccount(ctx context.Context, cs kubernetes.Interface, namespace string) error {
-	return poll.Until(ctx, "wait-api", "ServiceAccount default in "+namespace, func(ctx context.Context) (bool, string, error) {
-		_, err := cs.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err), nil
-	})
 }

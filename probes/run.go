@@ -18,7 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/internal/kubeversion"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // RunInput configures one full probe of a cluster.
@@ -128,15 +129,15 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	defer func() {
 		// Also on Ctrl-C: the probe namespace must not outlive the probe.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), poll.Get("wait-namespace-gone").Timeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
 		defer cancel()
 		say("removing namespace %s", ns.Name)
 		_ = cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
 	}()
-	if err := WaitDefaultServiceAccount(ctx, cs, ns.Name); err != nil {
+	if err := wait.ForDefaultServiceAccount(ctx, cs, ns.Name); err != nil {
 		return nil, err
 	}
-	cpMinor := fixtures.MinorOf(run.ServerVersion)
+	cpMinor := kubeversion.MinorOf(run.ServerVersion)
 	say("placement and update probes on %d pools in namespace %s", len(run.Pools), ns.Name)
 	// Pools are probed at once: each probe waits on its own pods.
 	type poolResult struct {
@@ -228,7 +229,7 @@ func updateAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool str
 			}
 			return err
 		}
-		if _, err := WaitRunning(ctx, cs, ns, name); err != nil {
+		if _, err := wait.ForPodRunning(ctx, cs, ns, name); err != nil {
 			return err
 		}
 		res, err := Update(ctx, cs, ns, name, sub, patch)

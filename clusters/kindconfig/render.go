@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
 // SchedulerMetricsPort is the kube-scheduler's secure port, published on
@@ -26,8 +27,8 @@ const PatchesDir = "/kind/ndfq-patches"
 
 // Options are the host facts rendering depends on.
 type Options struct {
-	// Images maps "v1.37.2" to the node image for that kubelet version.
-	Images map[string]string
+	// Images maps each kubelet version to its node image.
+	Images map[kubeversion.Version]string
 	// CgroupV1 host: kubelets >= 1.35 refuse cgroup v1 unless told otherwise.
 	CgroupV1 bool
 	// WorkDir receives per-pool kubeadm patch files mounted into nodes.

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
-func images() map[string]string {
-	return map[string]string{
+func images() map[kubeversion.Version]string {
+	return map[kubeversion.Version]string{
 		"v1.34.4": "ndfq/node:v1.34.4-a", "v1.35.4": "ndfq/node:v1.35.4-b",
 		"v1.36.3": "ndfq/node:v1.36.3-c", "v1.37.2": "ndfq/node:v1.37.2-d",
 	}

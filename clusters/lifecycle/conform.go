@@ -41,7 +41,7 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 			problems = append(problems, fmt.Sprintf("node %s: pool label %q is not a pool of the topology", n.Name, poolName))
 			continue
 		}
-		if got := n.Status.NodeInfo.KubeletVersion; got != pool.PoolVersion() {
+		if got := n.Status.NodeInfo.KubeletVersion; got != pool.PoolVersion().String() {
 			problems = append(problems, fmt.Sprintf("node %s (pool %s): kubelet %s, topology wants %s", n.Name, poolName, got, pool.PoolVersion()))
 		}
 		for _, kn := range kindNodes {

@@ -22,10 +22,9 @@ import (
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/topology"
-	"github.com/ndfq/ndfq/internal/poll"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/internal/sh"
-	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // DockerNetwork keeps ndfq's clusters off kind's shared "kind" network, so
@@ -99,7 +98,7 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 		}
 	}
 	cfg, err := kindconfig.Render(t, kindconfig.Options{
-		Images: imagesByVersion(in.Images), CgroupV1: kindconfig.HostIsCgroupV1(), WorkDir: filepath.Join(in.Artifacts, name),
+		Images: in.Images, CgroupV1: kindconfig.HostIsCgroupV1(), WorkDir: filepath.Join(in.Artifacts, name),
 	})
 	if err != nil {
 		return nil, err
@@ -123,7 +122,7 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 			in.Log.Printf("cleanup after failure: %v", derr)
 		}
 	}()
-	done := in.Log.Step("create kind cluster %s (%d nodes, kubelets %s)", name, t.NodeCount(), strings.Join(t.Versions(), " "))
+	done := in.Log.Step("create kind cluster %s (%d nodes, kubelets %s)", name, t.NodeCount(), t.Versions())
 	err = createInterruptible(ctx, p, name, raw, c.Kubeconfig)
 	done(err)
 	if err != nil {
@@ -142,14 +141,6 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 	err = c.WaitNodesReady(ctx)
 	done(err)
 	return c, err
-}
-
-func imagesByVersion(r nodeimage.Result) map[string]string {
-	out := map[string]string{}
-	for v, img := range r {
-		out[string(v)] = img
-	}
-	return out
 }
 
 func clusterExists(p *cluster.Provider, name string) (bool, error) {
@@ -216,14 +207,14 @@ func (c *Cluster) Nodes(ctx context.Context) ([]corev1.Node, error) {
 // WaitNodesReady waits (wait-nodes) until the topology's node count is Ready.
 func (c *Cluster) WaitNodesReady(ctx context.Context) error {
 	want := c.Topology.NodeCount()
-	return poll.Until(ctx, "wait-nodes", fmt.Sprintf("%d nodes Ready", want), func(ctx context.Context) (bool, string, error) {
+	return wait.Until(ctx, wait.Nodes, fmt.Sprintf("%d nodes Ready", want), func(ctx context.Context) (bool, string, error) {
 		nodes, err := c.Nodes(ctx)
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		var notReady []string
 		for _, n := range nodes {
-			if !probes.NodeReady(n) {
+			if !wait.NodeReady(n) {
 				notReady = append(notReady, n.Name)
 			}
 		}

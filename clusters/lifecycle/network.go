@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // cniConfigPath is where each node's pod network configuration goes.
@@ -59,7 +59,7 @@ func routeCommands(self nodeNet, all []nodeNet) [][]string {
 func (c *Cluster) setupNetwork(ctx context.Context) error {
 	var nets []nodeNet
 	want := c.Topology.NodeCount()
-	err := poll.Until(ctx, "wait-pod-cidrs", "a pod CIDR on every node", func(ctx context.Context) (bool, string, error) {
+	err := wait.Until(ctx, wait.PodCIDRs, "a pod CIDR on every node", func(ctx context.Context) (bool, string, error) {
 		list, err := c.Nodes(ctx)
 		if err != nil {
 			return false, err.Error(), nil

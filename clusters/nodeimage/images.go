@@ -9,13 +9,12 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"github.com/BurntSushi/toml"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"golang.org/x/mod/semver"
 )
-
-func compareVersions(a, b KubernetesVersion) int { return semver.Compare(string(a), string(b)) }
 
 func jsonField(doc []byte, field string) string {
 	var m map[string]any
@@ -84,7 +83,7 @@ func binaryImage(tags []string, bin, at string, entrypoint []string, extra ...v1
 }
 
 // controlPlaneImages are the static pods' and etcd's images of version v.
-func (b *Builder) controlPlaneImages(ctx context.Context, v KubernetesVersion, bins map[string]string) ([]string, error) {
+func (b *Builder) controlPlaneImages(ctx context.Context, v kubeversion.Version, bins map[string]string) ([]string, error) {
 	refs, err := kubeadmImages(ctx, bins[Kubeadm], v)
 	if err != nil {
 		return nil, err
@@ -110,7 +109,7 @@ func (b *Builder) controlPlaneImages(ctx context.Context, v KubernetesVersion, b
 // sharedImages are on every node: each control plane's kube-proxy (it
 // runs Debian's iptables, so its image is the base root file system plus
 // the binary) and CoreDNS, pause under every tag, and the test image.
-func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[KubernetesVersion]map[string]string, rootfsTar, kindDir string) ([]string, error) {
+func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion.Version]map[string]string, rootfsTar, kindDir string) ([]string, error) {
 	sandbox, err := sandboxImage(kindDir)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"github.com/ndfq/ndfq/internal/sh"
 )
 
@@ -20,10 +22,10 @@ import (
 const OtherKubeletsDir = "/opt/ndfq/kubelet"
 
 type nodeImageSpec struct {
-	Version       KubernetesVersion
+	Version       kubeversion.Version
 	Base          string
 	Binaries      map[string]string
-	OtherKubelets map[KubernetesVersion]string
+	OtherKubelets map[kubeversion.Version]string
 	Archives      []string
 	ControlPlane  bool
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -124,13 +126,13 @@ func TestWrapperGoModSwitchesToApprovedToolchain(t *testing.T) {
 
 func TestParseKubernetesVersion(t *testing.T) {
 	for in, want := range map[string]string{"1.37.2": "v1.37.2", "v1.35.4": "v1.35.4", "1.38.0-beta.0": "v1.38.0-beta.0"} {
-		got, err := ParseKubernetesVersion(in)
+		got, err := kubeversion.Parse(in)
 		if err != nil || string(got) != want {
 			t.Errorf("%s: got %s, %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"1.37", "latest", "2.0.0", ""} {
-		if _, err := ParseKubernetesVersion(bad); err == nil {
+		if _, err := kubeversion.Parse(bad); err == nil {
 			t.Errorf("%q must be refused", bad)
 		}
 	}
@@ -189,7 +191,7 @@ const errTest = testErr("boom")
 
 func TestUpstreamRefusesUnpinnedVersions(t *testing.T) {
 	b := &Builder{}
-	_, err := b.PullUpstream(t.Context(), Plan{NodeVersions: []KubernetesVersion{"v1.34.4"}, ControlPlaneVersions: []KubernetesVersion{"v1.37.2"}})
+	_, err := b.PullUpstream(t.Context(), Plan{NodeVersions: []kubeversion.Version{"v1.34.4"}, ControlPlaneVersions: []kubeversion.Version{"v1.37.2"}})
 	if err == nil || !strings.Contains(err.Error(), "no digest-pinned kindest/node image is known for v1.34.4, v1.37.2") {
 		t.Fatalf("got %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/sh"
@@ -19,31 +21,31 @@ import (
 // version, where every control-plane version can run the control plane
 // and every node can run the control planes' kube-proxy and CoreDNS.
 type Plan struct {
-	NodeVersions         []KubernetesVersion
-	ControlPlaneVersions []KubernetesVersion
+	NodeVersions         []kubeversion.Version
+	ControlPlaneVersions []kubeversion.Version
 }
 
 // Normalize sorts and dedupes, and makes every control-plane version a node version.
 func (p Plan) Normalize() Plan {
-	uniq := func(vs []KubernetesVersion) []KubernetesVersion {
-		seen := map[KubernetesVersion]bool{}
-		var out []KubernetesVersion
+	uniq := func(vs []kubeversion.Version) []kubeversion.Version {
+		seen := map[kubeversion.Version]bool{}
+		var out []kubeversion.Version
 		for _, v := range vs {
 			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
 		}
-		sort.Slice(out, func(i, j int) bool { return compareVersions(out[i], out[j]) < 0 })
+		sort.Slice(out, func(i, j int) bool { return kubeversion.Compare(out[i], out[j]) < 0 })
 		return out
 	}
 	return Plan{
-		NodeVersions:         uniq(append(append([]KubernetesVersion{}, p.NodeVersions...), p.ControlPlaneVersions...)),
+		NodeVersions:         uniq(append(append([]kubeversion.Version{}, p.NodeVersions...), p.ControlPlaneVersions...)),
 		ControlPlaneVersions: uniq(p.ControlPlaneVersions),
 	}
 }
 
-func (p Plan) isControlPlane(v KubernetesVersion) bool {
+func (p Plan) isControlPlane(v kubeversion.Version) bool {
 	return slices.Contains(p.ControlPlaneVersions, v)
 }
 
@@ -54,7 +56,7 @@ const TestImage = fixtures.ProbeImage
 const NodeImageName = "ndfq/node"
 
 // Result maps each kubelet version to its node image.
-type Result map[KubernetesVersion]string
+type Result map[kubeversion.Version]string
 
 // Build produces every image of the plan, reusing whatever is cached.
 func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
@@ -77,7 +79,7 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	bins := map[KubernetesVersion]map[string]string{}
+	bins := map[kubeversion.Version]map[string]string{}
 	for _, v := range p.NodeVersions {
 		comps := append([]string{}, NodeComponents...)
 		if p.isControlPlane(v) {
@@ -117,8 +119,8 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	return out, nil
 }
 
-func otherKubelets(bins map[KubernetesVersion]map[string]string, v KubernetesVersion) map[KubernetesVersion]string {
-	out := map[KubernetesVersion]string{}
+func otherKubelets(bins map[kubeversion.Version]map[string]string, v kubeversion.Version) map[kubeversion.Version]string {
+	out := map[kubeversion.Version]string{}
 	for o, paths := range bins {
 		if o != v {
 			out[o] = paths[Kubelet]
@@ -150,7 +152,7 @@ func KindModuleDir(ctx context.Context) (string, error) {
 
 // kubeadmImages asks a control-plane version's own kubeadm which images it
 // runs, so tags are never guessed: component -> full reference.
-func kubeadmImages(ctx context.Context, kubeadm string, v KubernetesVersion) (map[string]string, error) {
+func kubeadmImages(ctx context.Context, kubeadm string, v kubeversion.Version) (map[string]string, error) {
 	out, err := sh.Output(ctx, kubeadm, "config", "images", "list", "--kubernetes-version", string(v))
 	if err != nil {
 		return nil, err
@@ -175,9 +177,7 @@ func lookPath(name string) bool { _, err := exec.LookPath(name); return err == n
 // PlanFor is the plan that a topology needs.
 func PlanFor(t *topology.Topology) Plan {
 	var p Plan
-	for _, v := range t.Versions() {
-		p.NodeVersions = append(p.NodeVersions, KubernetesVersion(v))
-	}
-	p.ControlPlaneVersions = []KubernetesVersion{KubernetesVersion(t.ControlPlaneVersion())}
+	p.NodeVersions = t.Versions()
+	p.ControlPlaneVersions = []kubeversion.Version{t.ControlPlaneVersion()}
 	return p.Normalize()
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"github.com/ndfq/ndfq/internal/sh"
 )
 
@@ -19,7 +21,7 @@ const (
 // kind's release notes list them. Only digests read from a kind release
 // go here: kind v0.33.0's own default image is the one ndfq can verify
 // offline (sigs.k8s.io/kind/pkg/apis/config/defaults.Image).
-var upstreamImages = map[KubernetesVersion]string{
+var upstreamImages = map[kubeversion.Version]string{
 	"v1.37.0": "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5",
 }
 

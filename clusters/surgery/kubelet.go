@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
@@ -122,7 +124,7 @@ func KubeletActive(node nodes.Node) bool {
 func SwapKubelet(node nodes.Node, version string) error {
 	src := originalKubelet
 	if version != "" {
-		v, err := nodeimage.ParseKubernetesVersion(version)
+		v, err := kubeversion.Parse(version)
 		if err != nil {
 			return err
 		}

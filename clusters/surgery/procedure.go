@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/topology"
-	"github.com/ndfq/ndfq/internal/poll"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/progress"
-	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // NoCapacityError is the procedure refusing to close a gate: pods on the
@@ -66,7 +66,7 @@ func DropKubeletFeatures(ctx context.Context, in DropInput) (map[string]bool, er
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			continue
 		}
-		needs, err := probes.PodNeeds(&p, in.ControlPlaneVersion)
+		needs, err := fixtures.PodNeeds(&p, in.ControlPlaneVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func move(ctx context.Context, in DropInput, p *corev1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("replace %s/%s: %w", p.Namespace, p.Name, err)
 	}
-	if _, err := probes.WaitRunning(ctx, in.Clientset, repl.Namespace, repl.Name); err != nil {
+	if _, err := wait.ForPodRunning(ctx, in.Clientset, repl.Namespace, repl.Name); err != nil {
 		return fmt.Errorf("replacement %s/%s of %s: %w", repl.Namespace, repl.Name, p.Name, err)
 	}
 	if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
@@ -139,7 +139,7 @@ func otherNodeDeclares(ctx context.Context, cs kubernetes.Interface, except, fea
 		return false, fmt.Errorf("list nodes: %w", err)
 	}
 	for _, n := range nodes.Items {
-		if n.Name == except || n.Spec.Unschedulable || !probes.NodeReady(n) {
+		if n.Name == except || n.Spec.Unschedulable || !wait.NodeReady(n) {
 			continue
 		}
 		if slices.Contains(n.Status.DeclaredFeatures, feature) {
@@ -158,7 +158,7 @@ func Cordon(ctx context.Context, cs kubernetes.Interface, node string, on bool) 
 	if _, err := cs.CoreV1().Nodes().Patch(ctx, node, types.StrategicMergePatchType, body, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("cordon=%t %s: %w", on, node, err)
 	}
-	return poll.Until(ctx, "wait-nodes", fmt.Sprintf("%s to be tainted %s=%t", node, corev1.TaintNodeUnschedulable, on), func(ctx context.Context) (bool, string, error) {
+	return wait.Until(ctx, wait.Nodes, fmt.Sprintf("%s to be tainted %s=%t", node, corev1.TaintNodeUnschedulable, on), func(ctx context.Context) (bool, string, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil

@@ -15,14 +15,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
-	"golang.org/x/mod/semver"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ndfq/ndfq/clusters"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
 // PoolLabel is the node label that carries a node's pool name.
@@ -152,11 +151,11 @@ func (t *Topology) Validate() error {
 	if !topologyName.MatchString(t.Name) {
 		add("name %q must be short and use lowercase letters, digits, '-' and '.'", t.Name)
 	}
-	cp, err := normalizeVersion(t.ControlPlane.Version)
+	cp, err := kubeversion.Parse(t.ControlPlane.Version)
 	if err != nil {
 		add("controlPlane.version: %v", err)
 	}
-	cpMinor := fixtures.MinorOf(cp)
+	cpMinor := cp.Minor()
 	if err == nil {
 		if err := fixtures.KnownMinor(cpMinor); err != nil {
 			add("controlPlane.version %s: %v", t.ControlPlane.Version, err)
@@ -186,12 +185,12 @@ func (t *Topology) Validate() error {
 		if pool.Count < 1 || pool.Count > 10 {
 			add("%s: count %d must be between 1 and 10", where, pool.Count)
 		}
-		v, err := normalizeVersion(pool.Version)
+		v, err := kubeversion.Parse(pool.Version)
 		if err != nil {
 			add("%s.version: %v", where, err)
 			continue
 		}
-		minor := fixtures.MinorOf(v)
+		minor := v.Minor()
 		if err := fixtures.KnownMinor(minor); err != nil {
 			add("%s.version %s: %v", where, pool.Version, err)
 			continue
@@ -209,64 +208,21 @@ func (t *Topology) Validate() error {
 	return nil
 }
 
-// normalizeVersion turns "1.37.2" into "v1.37.2".
-func normalizeVersion(s string) (string, error) {
-	if s == "" {
-		return "", fmt.Errorf("missing (want e.g. 1.37.2)")
-	}
-	v := "v" + strings.TrimPrefix(s, "v")
-	if !semver.IsValid(v) || semver.Major(v) != "v1" || strings.Count(strings.SplitN(v, "-", 2)[0], ".") != 2 {
-		return "", fmt.Errorf("%q is not a Kubernetes version (want 1.MINOR.PATCH, e.g. 1.37.2)", s)
-	}
-	return v, nil
-}
-
-func minorNumber(v string) int {
-	var major, minor int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d", &major, &minor); err != nil {
-		return -1 // normalizeVersion has already refused it
-	}
-	return minor
-}
-
 // kubeletSkew applies the version skew policy: a kubelet is never newer
 // than the apiserver and at most three minors older.
-func kubeletSkew(apiserver, kubelet string) string {
-	a, k := minorNumber(apiserver), minorNumber(kubelet)
+func kubeletSkew(apiserver, kubelet kubeversion.Version) string {
+	behind, _ := kubeversion.MinorsBehind(kubelet.Minor(), apiserver.Minor())
 	switch {
-	case semver.Compare(semver.MajorMinor(kubelet), semver.MajorMinor(apiserver)) > 0:
+	case behind < 0:
 		return fmt.Sprintf("kubelet %s is newer than kube-apiserver %s (the version skew policy forbids it)", kubelet, apiserver)
-	case a-k > 3:
-		return fmt.Sprintf("kubelet %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", kubelet, a-k, apiserver)
+	case behind > 3:
+		return fmt.Sprintf("kubelet %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", kubelet, behind, apiserver)
 	}
 	return ""
 }
 
 // reservedArgs must be set through their own fields.
 var reservedArgs = map[string]string{"feature-gates": "featureGates"}
-
-// GateMinor is the minor whose gate rules a control-plane component with
-// these extra args follows (its own, or its --emulated-version).
-func GateMinor(binaryMinor string, args map[string]string) string {
-	m, _ := gateMinor(binaryMinor, args)
-	return m
-}
-
-// gateMinor is the minor whose gate rules apply: --emulated-version moves
-// a control-plane component's gates back to an older minor's.
-func gateMinor(binaryMinor string, args map[string]string) (string, string) {
-	if ev, ok := args["emulated-version"]; ok {
-		m := fixtures.MinorOf(ev)
-		if m == "" {
-			return binaryMinor, fmt.Sprintf("emulated-version %q is not a minor version", ev)
-		}
-		if minorNumber("v"+m+".0") < minorNumber("v"+binaryMinor+".0")-1 || !semver.IsValid("v"+m) || semver.Compare("v"+m, "v"+binaryMinor) > 0 {
-			return binaryMinor, fmt.Sprintf("emulated-version %s must be %s or the minor before it", ev, binaryMinor)
-		}
-		return m, ""
-	}
-	return binaryMinor, ""
-}
 
 func checkComponent(where, minor string, c Component) []string {
 	var p []string
@@ -275,9 +231,9 @@ func checkComponent(where, minor string, c Component) []string {
 			p = append(p, fmt.Sprintf("%s.extraArgs: set %s through %s.%s", where, arg, where, field))
 		}
 	}
-	m, msg := gateMinor(minor, c.ExtraArgs)
-	if msg != "" {
-		p = append(p, where+": "+msg)
+	m, err := fixtures.GateMinor(minor, c.ExtraArgs["emulated-version"])
+	if err != nil {
+		p = append(p, where+": "+err.Error())
 	}
 	for _, problem := range fixtures.CheckGates(m, c.FeatureGates) {
 		p = append(p, where+".featureGates: "+problem)
@@ -302,32 +258,42 @@ func checkKubelet(where, minor string, k Kubelet) []string {
 }
 
 // Versions lists every Kubernetes version the topology runs, oldest first.
-func (t *Topology) Versions() []string {
-	set := map[string]bool{}
-	cp, _ := normalizeVersion(t.ControlPlane.Version)
-	set[cp] = true
+func (t *Topology) Versions() []kubeversion.Version {
+	set := map[kubeversion.Version]bool{t.ControlPlaneVersion(): true}
 	for _, pool := range t.Workers {
-		v, _ := normalizeVersion(pool.Version)
-		set[v] = true
+		set[pool.PoolVersion()] = true
 	}
-	var out []string
-	for v := range set {
-		out = append(out, v)
-	}
-	sort.Slice(out, func(i, j int) bool { return semver.Compare(out[i], out[j]) < 0 })
-	return out
+	return slices.SortedFunc(maps.Keys(set), kubeversion.Compare)
 }
 
-// ControlPlaneVersion is "v1.37.2".
-func (t *Topology) ControlPlaneVersion() string {
-	v, _ := normalizeVersion(t.ControlPlane.Version)
-	return v
+// ControlPlaneVersion is the control plane's version (validated by Load).
+func (t *Topology) ControlPlaneVersion() kubeversion.Version {
+	return kubeversion.MustParse(t.ControlPlane.Version)
 }
 
-// PoolVersion is a pool's "v1.35.4".
-func (p Pool) PoolVersion() string {
-	v, _ := normalizeVersion(p.Version)
-	return v
+// PoolVersion is a pool's kubelet version (validated by Load).
+func (p Pool) PoolVersion() kubeversion.Version { return kubeversion.MustParse(p.Version) }
+
+// Pools is the control-plane node as a pool of one, then the worker pools.
+func (t *Topology) Pools() []Pool {
+	cp := Pool{Name: ControlPlanePool, Count: 1, Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet}
+	return append([]Pool{cp}, t.Workers...)
+}
+
+// Intent is the pool's kubelet in the oracle's terms.
+func (p Pool) Intent() fixtures.Kubelet {
+	policy, _ := p.Kubelet.Config["cpuManagerPolicy"].(string)
+	return fixtures.Kubelet{Version: p.Version, Gates: p.Kubelet.FeatureGates, Runtime: fixtures.Runtime{CPUManagerPolicy: policy}}
+}
+
+// APIServer is the control plane's kube-apiserver in the oracle's terms.
+func (t *Topology) APIServer() fixtures.Component { return t.component(t.ControlPlane.APIServer) }
+
+// Scheduler is the control plane's kube-scheduler in the oracle's terms.
+func (t *Topology) Scheduler() fixtures.Component { return t.component(t.ControlPlane.Scheduler) }
+
+func (t *Topology) component(c Component) fixtures.Component {
+	return fixtures.Component{Version: t.ControlPlane.Version, Gates: c.FeatureGates, EmulatedVersion: c.ExtraArgs["emulated-version"]}
 }
 
 // NodeCount is the number of nodes, control plane included.

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestDefaultTopologyShape(t *testing.T) {
 	if top.NodeCount() != 7 {
 		t.Errorf("skew-1.37 has %d nodes, want 7", top.NodeCount())
 	}
-	if got := strings.Join(top.Versions(), " "); got != "v1.34.4 v1.35.4 v1.36.3 v1.37.2" {
+	if got := fmt.Sprint(top.Versions()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2]" {
 		t.Errorf("versions %s", got)
 	}
 }

@@ -15,12 +15,12 @@ import (
 )
 
 func clusterCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "cluster", Short: "Bring topologies up and down without running the suites"}
-	var topo, artifacts, cacheDir, k8sVersion string
+	var topo, artifacts, cacheDir, k8sVersion, name string
 	var useExisting bool
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Build the node images a topology needs (cached) and create its kind cluster",
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t, err := topology.LoadWith(topo, k8sVersion)
 			if err != nil {
@@ -38,19 +38,26 @@ func clusterCommand() *cobra.Command {
 	}
 	down := &cobra.Command{
 		Use:   "down",
-		Short: "Delete a topology's kind cluster",
+		Short: "Delete a topology's kind cluster (or, with --name, any of ndfq's clusters)",
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := topology.LoadWith(topo, k8sVersion)
-			if err != nil {
-				return err
+			// --name needs no valid topology: a cluster whose file has since
+			// changed or broken must still come down.
+			if name == "" {
+				t, err := topology.LoadWith(topo, k8sVersion)
+				if err != nil {
+					return fmt.Errorf("%w (to delete a cluster by name: ndfq cluster down --name NAME; ndfq cluster list shows them)", err)
+				}
+				name = kindconfig.ClusterName(t)
 			}
-			c := &lifecycle.Cluster{Name: kindconfig.ClusterName(t), Kubeconfig: lifecycle.KubeconfigPath(artifacts, kindconfig.ClusterName(t)), Provider: lifecycle.NewProvider()}
+			c := &lifecycle.Cluster{Name: name, Kubeconfig: lifecycle.KubeconfigPath(artifacts, name), Provider: lifecycle.NewProvider()}
 			return c.Down(progress.New(cmd.ErrOrStderr()))
 		},
 	}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List ndfq's kind clusters",
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			names, err := lifecycle.NewProvider().List()
 			if err != nil {
@@ -71,6 +78,6 @@ func clusterCommand() *cobra.Command {
 	}
 	up.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
 	up.Flags().BoolVar(&useExisting, "use-existing", false, "adopt a running cluster after checking it matches the topology")
-	cmd.AddCommand(up, down, list)
-	return cmd
+	down.Flags().StringVar(&name, "name", "", "kind cluster to delete (see ndfq cluster list); the topology is not read then")
+	return group("cluster", "Bring topologies up and down without running the suites", up, down, list)
 }

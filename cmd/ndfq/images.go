@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ndfq/ndfq/internal/kubeversion"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
@@ -13,7 +15,6 @@ import (
 )
 
 func imagesCommand() *cobra.Command {
-	images := &cobra.Command{Use: "images", Short: "Build kind node images offline"}
 	var topologies, versions, controlPlanes []string
 	var cacheDir, source, k8sVersion string
 	build := &cobra.Command{
@@ -21,6 +22,7 @@ func imagesCommand() *cobra.Command {
 		Short: "Build node images for topologies or versions, reusing the content-addressed cache",
 		Example: `  ndfq images build --topology skew-1.37
   ndfq images build --versions 1.34.4,1.35.4,1.36.3,1.37.2 --control-planes 1.37.2`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			plan, err := imagePlan(topologies, k8sVersion, versions, controlPlanes)
 			if err != nil {
@@ -52,17 +54,16 @@ func imagesCommand() *cobra.Command {
 	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
 	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
 	build.Flags().StringVar(&source, "source", nodeimage.SourceOffline, "offline: build here without a registry; upstream: pull kind's digest-pinned kindest/node images (needs a registry; refuse cgroup v1 hosts from 1.35 on)")
-	images.AddCommand(build)
-	return images
+	return group("images", "Build kind node images offline", build)
 }
 
 // imagePlan merges topologies and explicit versions into one build plan,
 // refusing bad versions before anything is built.
 func imagePlan(topologies []string, k8sVersion string, versions, controlPlanes []string) (nodeimage.Plan, error) {
 	var p nodeimage.Plan
-	parse := func(list []string, into *[]nodeimage.KubernetesVersion) error {
+	parse := func(list []string, into *[]kubeversion.Version) error {
 		for _, s := range list {
-			v, err := nodeimage.ParseKubernetesVersion(strings.TrimSpace(s))
+			v, err := kubeversion.Parse(strings.TrimSpace(s))
 			if err != nil {
 				return err
 			}

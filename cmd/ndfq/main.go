@@ -7,31 +7,95 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ndfq/ndfq/internal/wait"
+)
+
+// Exit codes: 0 success or GO, 1 a verdict that is not GO (said on
+// stdout), 2 an error or bad usage (said on stderr).
+const (
+	exitOK      = 0
+	exitVerdict = 1
+	exitError   = 2
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root := &cobra.Command{
-		Use:           "ndfq",
-		Short:         "Node Declared Features qualification harness",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command line, so tests can check exit codes.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := group("ndfq", "Node Declared Features qualification harness",
+		hostCommand(), imagesCommand(), clusterCommand(), topologyCommand(), probeCommand(), reportCommand(), versionCommand())
+	root.SilenceUsage, root.SilenceErrors = true, true
+	// Every NDFQ_INTERVAL_* override is checked before anything starts.
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return wait.CheckOverrides() }
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errSilentFailure):
+		return exitVerdict
 	}
-	root.AddCommand(hostCommand(), imagesCommand(), clusterCommand(), probeCommand(), reportCommand(), versionCommand())
-	if err := root.ExecuteContext(ctx); err != nil {
-		if errors.Is(err, errSilentFailure) {
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "ndfq:", err)
-		os.Exit(2)
-	}
+	fmt.Fprintln(stderr, "ndfq:", err)
+	return exitError
 }
 
 // errSilentFailure exits 1 after the command already said why.
 var errSilentFailure = errors.New("failed")
+
+// group is a command that only holds subcommands: alone it prints its
+// help; anything else it is given is refused with a suggestion.
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: use, Short: short,
+		Args:                       cobra.ArbitraryArgs,
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownCommand(cmd, args[0])
+		},
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+func unknownCommand(cmd *cobra.Command, arg string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	hint := ""
+	if s := cmd.SuggestionsFor(arg); len(s) > 0 {
+		hint = fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return fmt.Errorf("unknown command %q for %q (it has %s)%s", arg, cmd.CommandPath(), strings.Join(names, ", "), hint)
+}
+
+// noArgs refuses stray arguments, naming them and the command's help.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.HasSubCommands() {
+		return unknownCommand(cmd, args[0])
+	}
+	return fmt.Errorf("%s takes no arguments, got %q (see %s --help)", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+}

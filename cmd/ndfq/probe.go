@@ -13,24 +13,39 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
 )
 
 func probeCommand() *cobra.Command {
 	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL, as, svg string
-	t := report.DefaultThresholds
+	t := rollout.DefaultThresholds
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Probe any cluster's Node Declared Features and print GO (exit 0) or HOLD with reasons (exit 1); errors exit 2",
 		Long: `probe reads every node's declaredFeatures and its kubelet's gates, the apiserver's
 (and optionally the scheduler's) gates, then places probe pods and sends probe updates
 per pool in a namespace it creates and removes. It never writes to Node objects.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: noArgs,
+		// Flags are checked before anything connects to the cluster.
+		PreRunE: func(*cobra.Command, []string) error {
 			switch output {
 			case "text", "json", "markdown":
 			default:
 				return fmt.Errorf("--output %q: want text, json or markdown", output)
 			}
+			switch {
+			case t.Freshness <= 0:
+				return fmt.Errorf("--freshness %s: want a positive duration", t.Freshness)
+			case t.MaxMissingRate < 0 || t.MaxMissingRate > 1:
+				return fmt.Errorf("--max-missing-rate %g: want a fraction from 0 to 1", t.MaxMissingRate)
+			case t.MaxLatencyRatio < 1:
+				return fmt.Errorf("--max-latency-ratio %g: want 1 or more", t.MaxLatencyRatio)
+			case t.MinLatency < 0:
+				return fmt.Errorf("--min-latency %s: want 0 or more", t.MinLatency)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = kubeconfig
 			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext, AuthInfo: clientcmdapi.AuthInfo{Impersonate: as}}).ClientConfig()
@@ -49,7 +64,7 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 				}
 				return err
 			}
-			gate := report.Evaluate(run, t)
+			gate := rollout.Evaluate(run, t)
 			out := cmd.OutOrStdout()
 			switch output {
 			case "json":
@@ -72,7 +87,7 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 					return err
 				}
 			}
-			if gate.Verdict != "GO" {
+			if gate.Verdict != rollout.GO {
 				return errSilentFailure
 			}
 			return nil
@@ -84,7 +99,7 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	f.StringVar(&as, "as", "", "user to impersonate (check that config/rbac/probe.yaml is enough)")
 	f.StringVar(&poolLabel, "pool-label", topology.PoolLabel, "node label that names pools")
 	f.StringVar(&namespace, "namespace", "ndfq-probe", "prefix of the namespace the probe creates and removes")
-	f.StringVar(&output, "output", "text", "text, json or markdown")
+	f.StringVarP(&output, "output", "o", "text", "text, json or markdown")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")

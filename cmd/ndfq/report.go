@@ -9,11 +9,11 @@ import (
 )
 
 func reportCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "report", Short: "Summaries of suite results"}
 	var junit, label string
 	summary := &cobra.Command{
 		Use:   "summary",
 		Short: "Print a JUnit file's closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed or nothing ran",
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := report.CountJUnit(junit)
 			if err != nil {
@@ -28,6 +28,5 @@ func reportCommand() *cobra.Command {
 	}
 	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
 	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
-	cmd.AddCommand(summary)
-	return cmd
+	return group("report", "Summaries of suite results", summary)
 }

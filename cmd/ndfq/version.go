@@ -14,6 +14,7 @@ func versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print ndfq's version",
+		Args:  noArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			goVersion := "unknown"
 			if bi, ok := debug.ReadBuildInfo(); ok {

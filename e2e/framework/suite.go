@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/clusters/lifecycle"
@@ -29,6 +32,7 @@ type Env struct {
 	Clientset kubernetes.Interface
 	Shared    Shared
 	Log       *progress.Logger
+	evidence  *evidence
 }
 
 // BringUp runs on the first process: images (cached), then the cluster.
@@ -66,7 +70,7 @@ func Attach(s Settings, data []byte, log *progress.Logger) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Settings: s, Topology: t, Cluster: c, Clientset: cs, Shared: sh, Log: log}, nil
+	return &Env{Settings: s, Topology: t, Cluster: c, Clientset: cs, Shared: sh, Log: log, evidence: &evidence{}}, nil
 }
 
 // failedMarker records, across Ginkgo processes, that some spec failed.
@@ -99,4 +103,19 @@ func TearDown(s Settings, data []byte, log *progress.Logger) error {
 		return nil
 	}
 	return c.Down(log)
+}
+
+// SpecInput is what every scenario gets. Topology is read when Ginkgo
+// builds the tree (to make one spec per pool); Env only inside specs,
+// after the suite has brought the cluster up.
+type SpecInput struct {
+	Topology *topology.Topology
+	Env      *Env
+}
+
+// Check fails the spec where the suite gave no cluster.
+func (in SpecInput) Check(spec string) {
+	GinkgoHelper()
+	Expect(in.Topology).NotTo(BeNil(), "%s: input.Topology can't be nil", spec)
+	Expect(in.Env).NotTo(BeNil(), "%s: input.Env can't be nil", spec)
 }

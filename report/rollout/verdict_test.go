@@ -1,7 +1,9 @@
-package report
+package rollout
 
 import (
 	"bytes"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,43 @@ func TestSVGNamesEveryPool(t *testing.T) {
 	s := buf.String()
 	if !strings.HasPrefix(s, "<svg") || !strings.Contains(s, ">a</text>") || !strings.Contains(s, "1 refused, 1 rejected") || !strings.HasSuffix(s, "</svg>\n") {
 		t.Errorf("svg:\n%s", s)
+	}
+}
+
+func TestSchemaNamesEveryCondition(t *testing.T) {
+	var doc struct {
+		Properties struct {
+			Reasons struct {
+				Items struct {
+					Properties struct {
+						Condition struct {
+							Enum []Condition `json:"enum"`
+						} `json:"condition"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"reasons"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(ProbeSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Properties.Reasons.Items.Properties.Condition.Enum
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(Conditions))
+	if !slices.Equal(got, want) {
+		t.Errorf("probe.schema.json conditions %v, the Go constants %v", got, want)
+	}
+}
+
+func TestHoldsAndFired(t *testing.T) {
+	r := soundRun()
+	r.Declarations[0].HeartbeatAge = time.Hour
+	r.Declarations[1].Extra = []string{"X"}
+	g := Evaluate(r, DefaultThresholds)
+	if !g.Holds(StaleDeclarations, "a", "a1") || g.Holds(StaleDeclarations, "b", "") || !g.Holds(DeclaredButNotEnabled, "", "b1") {
+		t.Errorf("Holds: %v", g.Reasons)
+	}
+	if got := g.Fired(); !slices.Equal(got, []Condition{DeclaredButNotEnabled, StaleDeclarations}) {
+		t.Errorf("Fired = %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package rollout
 
 import (
 	"encoding/json"
@@ -28,12 +28,35 @@ type Thresholds struct {
 // cluster's queueing noise dominates: 0.5s against 4s was seen on kind).
 var DefaultThresholds = Thresholds{MaxMissingRate: 0, Freshness: 40 * time.Second, MaxLatencyRatio: 5, MinLatency: 10 * time.Second}
 
+// Condition is a stop condition's name, as reports and the JSON print it.
+type Condition string
+
+// The stop conditions of a rollout gate.
+const (
+	RolloutOrder              Condition = "rollout-order"               // the scheduler or kubelets have the gate on before the apiserver
+	KubeletUnreachable        Condition = "kubelet-unreachable"         // a kubelet's gates cannot be read, so its declarations cannot be checked
+	MissingReport             Condition = "missing-report"              // a node declares less than its kubelet must
+	DeclaredButNotEnabled     Condition = "declared-but-not-enabled"    // a node declares what its kubelet does not enable: stale or forged
+	StaleDeclarations         Condition = "stale-declarations"          // a node's lease is older than the freshness threshold
+	MissingReportRate         Condition = "missing-report-rate"         // too many of a pool's nodes miss declarations
+	MixedPool                 Condition = "mixed-pool"                  // a pool's nodes declare different sets
+	UnexpectedRefusal         Condition = "unexpected-refusal"          // a pod was refused on a pool that declares what it needs
+	UnexpectedAdmission       Condition = "unexpected-admission"        // a pod was bound to a node that does not declare what it needs
+	SchedulerLatency          Condition = "scheduler-latency"           // probe pods are decided much slower than control pods
+	UnexpectedUpdateRejection Condition = "unexpected-update-rejection" // an update was rejected on a pool that declares what it needs
+	UnexpectedUpdateAdmission Condition = "unexpected-update-admission" // an update was admitted for a node that does not declare what it needs
+	GateFingerprint           Condition = "gate-fingerprint"            // the control-plane components and kubelets disagree on the gate
+)
+
+// Conditions lists every stop condition (probe.schema.json enumerates them).
+var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool, UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, GateFingerprint}
+
 // Reason is one stop condition that fired.
 type Reason struct {
-	Condition string `json:"condition"`
-	Pool      string `json:"pool,omitempty"`
-	Node      string `json:"node,omitempty"`
-	Detail    string `json:"detail"`
+	Condition Condition `json:"condition"`
+	Pool      string    `json:"pool,omitempty"`
+	Node      string    `json:"node,omitempty"`
+	Detail    string    `json:"detail"`
 }
 
 func (r Reason) String() string {
@@ -61,6 +84,12 @@ type PoolSummary struct {
 	KubeletGate string   `json:"kubeletNodeDeclaredFeatures"`
 }
 
+// Verdicts of a rollout gate.
+const (
+	GO   = "GO"
+	HOLD = "HOLD"
+)
+
 // Gate is the GO / HOLD verdict of one probe run.
 type Gate struct {
 	Verdict     string            `json:"verdict"`
@@ -71,10 +100,29 @@ type Gate struct {
 	TookSeconds float64           `json:"tookSeconds"`
 }
 
+// Fired is the set of conditions that fired, sorted.
+func (g Gate) Fired() []Condition {
+	var out []Condition
+	for _, r := range g.Reasons {
+		if !slices.Contains(out, r.Condition) {
+			out = append(out, r.Condition)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Holds is whether condition fired for pool (and node, when given): "" matches any.
+func (g Gate) Holds(c Condition, pool, node string) bool {
+	return slices.ContainsFunc(g.Reasons, func(r Reason) bool {
+		return r.Condition == c && (pool == "" || r.Pool == pool) && (node == "" || r.Node == node)
+	})
+}
+
 // Evaluate applies the stop conditions to a probe run.
 func Evaluate(run *probes.Run, t Thresholds) Gate {
 	g := Gate{Server: run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds()}
-	add := func(cond, pool, node, format string, args ...any) {
+	add := func(cond Condition, pool, node, format string, args ...any) {
 		g.Reasons = append(g.Reasons, Reason{Condition: cond, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
 	}
 	ndf := fixtures.NodeDeclaredFeatures
@@ -91,7 +139,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	// Rollout order: the apiserver first, then the scheduler, then kubelets.
 	apiOn := run.APIServer.Enabled(ndf)
 	if run.Scheduler != nil && run.Scheduler.Enabled(ndf) && !apiOn {
-		add("rollout-order", "control-plane", "", "kube-scheduler runs the NodeDeclaredFeatures plugin while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler")
+		add(RolloutOrder, "control-plane", "", "kube-scheduler runs the NodeDeclaredFeatures plugin while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler")
 	}
 	for _, d := range run.Declarations {
 		if d.Gates.Enabled(ndf) && !apiOn {
@@ -99,7 +147,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			if d.Published {
 				stored = fmt.Sprintf("the apiserver stored %v anyway", d.Declared)
 			}
-			add("rollout-order", d.Pool, d.Node, "kubelet %s has NodeDeclaredFeatures on while kube-apiserver has it off (%s): the apiserver goes first", d.KubeletVersion, stored)
+			add(RolloutOrder, d.Pool, d.Node, "kubelet %s has NodeDeclaredFeatures on while kube-apiserver has it off (%s): the apiserver goes first", d.KubeletVersion, stored)
 		}
 	}
 	for _, pool := range slices.Sorted(maps.Keys(byPool)) {
@@ -113,18 +161,18 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			ps.Declared = d.Declared
 			gateStates[d.Gates.Describe(ndf)] = true
 			if d.Unreachable != "" {
-				add("kubelet-unreachable", pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, oneLine(d.Unreachable))
+				add(KubeletUnreachable, pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, strings.Join(strings.Fields(d.Unreachable), " "))
 			}
 			if len(d.Missing) > 0 {
 				missing++
-				add("missing-report", pool, d.Node, "kubelet %s should declare %v, declares %v", d.KubeletVersion, d.Missing, d.Declared)
+				add(MissingReport, pool, d.Node, "kubelet %s should declare %v, declares %v", d.KubeletVersion, d.Missing, d.Declared)
 			}
 			if len(d.Extra) > 0 {
-				add("declared-but-not-enabled", pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
+				add(DeclaredButNotEnabled, pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
 			}
 			if d.HeartbeatAge > t.Freshness {
 				ps.StaleNodes = append(ps.StaleNodes, d.Node)
-				add("stale-declarations", pool, d.Node, "lease last renewed %s ago (freshness %s): its declarations may be stale", d.HeartbeatAge.Round(time.Second), t.Freshness)
+				add(StaleDeclarations, pool, d.Node, "lease last renewed %s ago (freshness %s): its declarations may be stale", d.HeartbeatAge.Round(time.Second), t.Freshness)
 			}
 		}
 		var states []string
@@ -136,10 +184,10 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		g.Fingerprint["kubelets of "+pool] = ps.KubeletGate
 		ps.MissingPct = 100 * float64(missing) / float64(ps.Nodes)
 		if ps.MissingPct/100 > t.MaxMissingRate && missing > 0 {
-			add("missing-report-rate", pool, "", "%.0f%% of nodes miss declarations (threshold %.0f%%)", ps.MissingPct, 100*t.MaxMissingRate)
+			add(MissingReportRate, pool, "", "%.0f%% of nodes miss declarations (threshold %.0f%%)", ps.MissingPct, 100*t.MaxMissingRate)
 		}
 		if len(ps.Digests) > 1 {
-			add("mixed-pool", pool, "", "nodes declare %d different sets", len(ps.Digests))
+			add(MixedPool, pool, "", "nodes declare %d different sets", len(ps.Digests))
 		}
 		var probe, control []time.Duration
 		for _, p := range run.Placements {
@@ -153,9 +201,9 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			}
 			switch {
 			case p.Declares && !p.Bound:
-				add("unexpected-refusal", pool, "", "a pod needing %q was refused: %s", nonEmpty(p.Feature, "nothing"), p.Message)
+				add(UnexpectedRefusal, pool, "", "a pod needing %q was refused: %s", nonEmpty(p.Feature, "nothing"), p.Message)
 			case !p.Declares && p.Bound:
-				add("unexpected-admission", pool, p.Node, "a pod needing %s was bound to a node that does not declare it", p.Feature)
+				add(UnexpectedAdmission, pool, p.Node, "a pod needing %s was bound to a node that does not declare it", p.Feature)
 			case !p.Declares:
 				ps.Refusals++
 			}
@@ -164,7 +212,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		if len(probe) > 0 && len(control) > 0 {
 			p50, c50 := quantile(probe, 0.5), quantile(control, 0.5)
 			if p50 > t.MinLatency && c50 > 0 && float64(p50)/float64(c50) > t.MaxLatencyRatio {
-				add("scheduler-latency", pool, "", "probe pods decided in %s against %s for control pods (ratio above %.1f)", p50, c50, t.MaxLatencyRatio)
+				add(SchedulerLatency, pool, "", "probe pods decided in %s against %s for control pods (ratio above %.1f)", p50, c50, t.MaxLatencyRatio)
 			}
 		}
 		for _, u := range run.Updates {
@@ -173,9 +221,9 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			}
 			switch {
 			case u.Declares && u.Code != 200:
-				add("unexpected-update-rejection", pool, "", "an update needing %q was answered %d: %s", nonEmpty(u.Feature, "nothing"), u.Code, u.Message)
+				add(UnexpectedUpdateRejection, pool, "", "an update needing %q was answered %d: %s", nonEmpty(u.Feature, "nothing"), u.Code, u.Message)
 			case !u.Declares && u.Code == 200:
-				add("unexpected-update-admission", pool, "", "an update needing %s was admitted for a node that does not declare it", u.Feature)
+				add(UnexpectedUpdateAdmission, pool, "", "an update needing %s was admitted for a node that does not declare it", u.Feature)
 			case !u.Declares:
 				ps.Rejections++
 			}
@@ -184,15 +232,15 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	}
 	switch {
 	case anyPublished && !run.APIServer.Enabled(ndf):
-		add("gate-fingerprint", "", "", "kubelets declare features but kube-apiserver has NodeDeclaredFeatures %s: updates are not validated", run.APIServer.Describe(ndf))
+		add(GateFingerprint, "", "", "kubelets declare features but kube-apiserver has NodeDeclaredFeatures %s: updates are not validated", run.APIServer.Describe(ndf))
 	case run.Scheduler != nil && run.Scheduler.Enabled(ndf) != run.APIServer.Enabled(ndf):
-		add("gate-fingerprint", "", "", "kube-scheduler has NodeDeclaredFeatures %s, kube-apiserver %s", run.Scheduler.Describe(ndf), run.APIServer.Describe(ndf))
+		add(GateFingerprint, "", "", "kube-scheduler has NodeDeclaredFeatures %s, kube-apiserver %s", run.Scheduler.Describe(ndf), run.APIServer.Describe(ndf))
 	case run.Scheduler != nil && anyPublished && !run.Scheduler.Enabled(ndf):
-		add("gate-fingerprint", "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
+		add(GateFingerprint, "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
 	}
-	g.Verdict = "GO"
+	g.Verdict = GO
 	if len(g.Reasons) > 0 {
-		g.Verdict = "HOLD"
+		g.Verdict = HOLD
 	}
 	return g
 }

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Each row is a command line a user might type, its exit code and what
+// stdout or stderr must say. None of them reaches a cluster or the host.
+func TestExitCodes(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: bad\ncontrolPlane: {version: 1.38.0-beta.0}\nworkers:\n- {name: old, count: 1, version: 1.34.4}\n- {name: odd, count: 1, version: 1.36.3, kubelet: {featureGates: {NodeDeclaredFeatures: false}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"version"}, exitOK, "ndfq "},
+		{[]string{"version", "extra"}, exitError, `ndfq version takes no arguments, got "extra"`},
+		{[]string{"cluster", "dwon"}, exitError, `unknown command "dwon" for "ndfq cluster" (it has down, list, up); did you mean "down"?`},
+		{[]string{"clsuter"}, exitError, `unknown command "clsuter" for "ndfq"`},
+		{[]string{"cluster"}, exitOK, "Available Commands"},
+		{[]string{"images", "biuld"}, exitError, `did you mean "build"?`},
+		{[]string{"cluster", "list", "stray"}, exitError, "takes no arguments"},
+		{[]string{"topology", "validate", "skew-1.37"}, exitOK, "topology skew-1.37 is valid: 7 nodes"},
+		{[]string{"topology", "validate", "nope"}, exitError, `no topology "nope"`},
+		{[]string{"topology", "validate", bad}, exitError, "workers[0] (old): kubelet v1.34.4 is 4 minors older than kube-apiserver v1.38.0-beta.0"},
+		{[]string{"topology", "validate", bad}, exitError, "workers[1] (odd).kubelet.featureGates: feature gate ExtendWebSocketsToKubelet depends on NodeDeclaredFeatures"},
+		{[]string{"topology", "validate"}, exitError, "accepts 1 arg(s)"},
+		{[]string{"topology", "validate", "skew-1.37", "--kubernetes-version", "1.39.0"}, exitError, "ndfq has no oracle for Kubernetes 1.39"},
+		{[]string{"probe", "-o", "xml"}, exitError, `--output "xml": want text, json or markdown`},
+		{[]string{"probe", "--freshness", "0s"}, exitError, "--freshness 0s"},
+		{[]string{"probe", "--max-missing-rate", "2"}, exitError, "--max-missing-rate 2"},
+		{[]string{"probe", "--bogus"}, exitError, "unknown flag: --bogus"},
+		{[]string{"report", "summary", "--junit", filepath.Join(t.TempDir(), "none.xml")}, exitError, "none.xml"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), c.args, &out, &errOut)
+		all := out.String() + errOut.String()
+		if code != c.code || !strings.Contains(all, c.want) {
+			t.Errorf("ndfq %s: exit %d, want %d with %q; said:\n%s", strings.Join(c.args, " "), code, c.code, c.want, all)
+		}
+	}
+}
+
+func TestIntervalOverridesAreCheckedFirst(t *testing.T) {
+	t.Setenv("NDFQ_INTERVAL_WAIT_NODS", "10m,5s")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errOut); code != exitError || !strings.Contains(errOut.String(), "NDFQ_INTERVAL_WAIT_NODS names no interval") {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}
+
+func TestReportSummaryExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	passed := write("pass.xml", `<testsuites><testsuite><testcase name="[It] a" status="passed"></testcase></testsuite></testsuites>`)
+	failed := write("fail.xml", `<testsuites><testsuite><testcase name="[It] a" status="failed"><failure></failure></testcase></testsuite></testsuites>`)
+	for path, want := range map[string]int{passed: exitOK, failed: exitVerdict} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"report", "summary", "--junit", path}, &out, &errOut); code != want {
+			t.Errorf("%s: exit %d, want %d (%s%s)", filepath.Base(path), code, want, out.String(), errOut.String())
+		}
+	}
+}

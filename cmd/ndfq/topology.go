@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+)
+
+func topologyCommand() *cobra.Command {
+	var k8sVersion string
+	validate := &cobra.Command{
+		Use:   "validate NAME|FILE",
+		Short: "Check a topology against the version skew policy and each minor's gate rules; exit 0 when valid, 2 naming every problem",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := topology.LoadWith(args[0], k8sVersion)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "topology %s is valid: %d nodes, control plane %s, kubelets %s\n", t.Name, t.NodeCount(), t.ControlPlaneVersion(), t.Versions())
+			return nil
+		},
+	}
+	validate.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the control-plane version before validating ($KUBERNETES_VERSION)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the shipped topologies",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(topology.Names(), "\n"))
+			return nil
+		},
+	}
+	return group("topology", "Check and list topologies without touching the host", validate, list)
+}

@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/report"
+)
+
+// forgedName is well formed, so validation stores it, and no registry has it.
+const forgedName = "NdfqForgedFeature"
+
+// ForgerySpecInput is the input of ForgerySpec.
+type ForgerySpecInput struct{ framework.SpecInput }
+
+// ForgerySpec proves declarations are facts from the kubelet: labels do
+// not count, RBAC keeps editors out, validation refuses malformed lists,
+// and a publishing kubelet overwrites a forgery (a silent one never does:
+// finding F2).
+func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
+	t := inputGetter().Topology
+	cpMinor := framework.CPMinor(t)
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("ForgerySpec"); e = in.Env })
+
+	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
+		lacking, ok := framework.PoolWhere(t.Pools(), framework.Lacks(probe.Feature))
+		if !ok || !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) || !t.APIServer().Enables(probe.APIServerGate) {
+			continue
+		}
+		It(fmt.Sprintf("a node of %s labelled %s=true, which it does not declare, still refuses a pod that needs it", framework.PoolDesc(lacking), probe.Feature), disruptive, func(ctx SpecContext) {
+			node, _ := e.PoolNode(ctx, lacking)
+			label := func(ctx context.Context, v any) {
+				body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{probe.Feature: v}}})
+				_, err := e.Clientset.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{})
+				Expect(err).NotTo(HaveOccurred())
+			}
+			label(ctx, "true")
+			DeferCleanup(func(ctx SpecContext) { label(ctx, nil) })
+			ns := e.Namespace(ctx, "label")
+			res := e.Place(ctx, ns, framework.PoolPod("labelled", lacking, probe.Apply))
+			Expect(res.Node).To(BeEmpty(), "the label made the scheduler bind the pod to %s", res.Node)
+			Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(cpMinor, probe.Feature)))
+		})
+	}
+
+	// RBAC and validation do not depend on the node: any worker, and the control plane, serve.
+	if target, ok := framework.PoolWhere(t.Workers, framework.Any); ok {
+		It("a ServiceAccount with edit in its namespace gets 403 patching nodes/status", func(ctx SpecContext) {
+			ns := e.Namespace(ctx, "rbac")
+			_, err := e.Clientset.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "editor"}}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			_, err = e.Clientset.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "editor-edit"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "editor", Namespace: ns}},
+			}, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			cfg := rest.CopyConfig(e.Cluster.Client.RESTConfig())
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":editor"}
+			editor, err := kubernetes.NewForConfig(cfg)
+			Expect(err).NotTo(HaveOccurred())
+			node, _ := e.PoolNode(ctx, target)
+			body := []byte(`{"status":{"declaredFeatures":["` + forgedName + `"]}}`)
+			_, err = editor.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "editor patching nodes/status of %s: %v", node, err)
+			Expect(e.DeclaredOf(ctx, node)).NotTo(ContainElement(forgedName))
+		})
+	}
+
+	if target, ok := framework.PoolWhere(t.Pools(), framework.ControlPlane); ok {
+		It("badly formed declaredFeatures lists are refused with 422 and the validation message", func(ctx SpecContext) {
+			node, _ := e.PoolNode(ctx, target)
+			before := e.DeclaredOf(ctx, node)
+			for _, c := range []struct {
+				list []string
+				want string
+			}{
+				{[]string{"lowercase"}, `status.declaredFeatures[0]: Invalid value: "lowercase"`},
+				{[]string{"Zeta", "Alpha"}, "list must be sorted alphabetically"},
+				{[]string{"Alpha", "Alpha"}, `status.declaredFeatures[1]: Duplicate value: "Alpha"`},
+			} {
+				err := e.PatchDeclared(ctx, node, c.list)
+				Expect(err).To(HaveOccurred(), "%v was stored on %s", c.list, node)
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v: %v", c.list, err)
+				Expect(err.(apierrors.APIStatus).Status().Code).To(BeEquivalentTo(http.StatusUnprocessableEntity))
+				Expect(err.Error()).To(ContainSubstring(c.want))
+			}
+			Expect(e.DeclaredOf(ctx, node)).To(Equal(before), "a refused patch changed %s", node)
+		})
+	}
+
+	if declaring, ok := framework.PoolWhere(t.Pools(), framework.DeclaresAnything); ok {
+		It(fmt.Sprintf("a well-formed forged name patched into a node of %s is overwritten by its kubelet within its status period", framework.PoolDesc(declaring)), disruptive, func(ctx SpecContext) {
+			node, _ := e.PoolNode(ctx, declaring)
+			real := e.DeclaredOf(ctx, node)
+			forged := append(slices.Clone(real), forgedName)
+			slices.Sort(forged)
+			Expect(e.PatchDeclared(ctx, node, forged)).To(Succeed())
+			start := time.Now()
+			DeferCleanup(func(ctx SpecContext) { _ = e.PatchDeclared(ctx, node, real) })
+			Expect(wait.Until(ctx, wait.KubeletSync, "kubelet on "+node+" to overwrite the forgery", func(context.Context) (bool, string, error) {
+				got := e.DeclaredOf(ctx, node)
+				return !slices.Contains(got, forgedName), fmt.Sprintf("still %v", got), nil
+			})).To(Succeed())
+			took := time.Since(start)
+			framework.Record(report.Observation{Kind: report.KindMeasure, Pool: declaring.Name, Node: node,
+				Text: fmt.Sprintf("a forged declaration on %s (%s) was overwritten by its kubelet after %s", node, declaring.Name, took.Round(time.Second))})
+			Expect(e.DeclaredOf(ctx, node)).To(Equal(real))
+		})
+	}
+
+	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
+		// Finding F2 (docs/findings.md): nothing ever clears it.
+		It(fmt.Sprintf("a forged name patched into a node of %s, whose kubelet publishes nothing, stays: the kubelet never clears it (finding F2)", framework.PoolDesc(silent)), disruptive, func(ctx SpecContext) {
+			node, _ := e.PoolNode(ctx, silent)
+			Expect(e.PatchDeclared(ctx, node, []string{forgedName})).To(Succeed())
+			DeferCleanup(func(ctx SpecContext) { Expect(e.PatchDeclared(ctx, node, nil)).To(Succeed()) })
+			// Several status periods (10s each) and one lease renewal pass.
+			Consistently(func() []string { return e.DeclaredOf(ctx, node) }).WithTimeout(35*time.Second).WithPolling(5*time.Second).
+				Should(ContainElement(forgedName), "the kubelet on %s cleared the forgery", node)
+			framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node,
+				Text: fmt.Sprintf("F2: a forged declaration on a node whose kubelet publishes nothing (%s, %s) is never cleared", silent.Name, silent.PoolVersion())})
+		})
+	}
+}

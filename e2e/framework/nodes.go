@@ -1,0 +1,196 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// PoolDeclarations reads the pool's declarations, each checked by the
+// probe against the oracle for the gates its kubelet reports; every
+// placement and update claim stands on them.
+func (e *Env) PoolDeclarations(ctx context.Context, pool topology.Pool) []probes.Declaration {
+	GinkgoHelper()
+	all, err := probes.Declarations(ctx, probes.DeclarationsInput{Clientset: e.Clientset, PoolLabel: topology.PoolLabel})
+	Expect(err).NotTo(HaveOccurred())
+	var out []probes.Declaration
+	for _, d := range all {
+		if d.Pool == pool.Name {
+			out = append(out, d)
+		}
+	}
+	Expect(out).To(HaveLen(pool.Count), "nodes of pool %s", pool.Name)
+	for _, d := range out {
+		Expect(d.Unreachable).To(BeEmpty(), "kubelet on %s (pool %s)", d.Node, pool.Name)
+	}
+	return out
+}
+
+// ExpectPoolDeclares is the precondition of placement and update claims:
+// the pool's nodes declare feature exactly when the oracle says so.
+func (e *Env) ExpectPoolDeclares(ctx context.Context, pool topology.Pool, feature string, declares bool) {
+	GinkgoHelper()
+	for _, d := range e.PoolDeclarations(ctx, pool) {
+		Expect(slices.Contains(d.Declared, feature)).To(Equal(declares), "precondition: node %s of %s declares %v", d.Node, pool.Name, d.Declared)
+	}
+}
+
+// NodesOfPool lists the Node objects labelled with the pool.
+func (e *Env) NodesOfPool(ctx context.Context, pool string) []corev1.Node {
+	GinkgoHelper()
+	list, err := e.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.PoolLabel + "=" + pool})
+	Expect(err).NotTo(HaveOccurred())
+	return list.Items
+}
+
+// PoolNode is the pool's first node by name and its kind container; the
+// spec's failure evidence will hold that node's kubelet journal.
+func (e *Env) PoolNode(ctx context.Context, pool topology.Pool) (string, nodes.Node) {
+	GinkgoHelper()
+	name := e.PoolDeclarations(ctx, pool)[0].Node
+	node, err := e.Cluster.KindNode(name)
+	Expect(err).NotTo(HaveOccurred())
+	e.evidence.node(name)
+	return name, node
+}
+
+// Node reads a Node object.
+func (e *Env) Node(ctx context.Context, name string) *corev1.Node {
+	GinkgoHelper()
+	n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+// DeclaredOf is the node's status.declaredFeatures as stored.
+func (e *Env) DeclaredOf(ctx context.Context, node string) []string {
+	GinkgoHelper()
+	return e.Node(ctx, node).Status.DeclaredFeatures
+}
+
+// PatchDeclared writes status.declaredFeatures as a forger (or an
+// operator clearing stale declarations) would; nil clears it.
+func (e *Env) PatchDeclared(ctx context.Context, node string, list any) error {
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": list}})
+	_, err := e.Clientset.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// WaitKubelet waits until the node's kubelet runs version (if given), is
+// Ready, and reports every gate in gates as set: a restart is done when
+// the node says so, never after a sleep.
+func (e *Env) WaitKubelet(ctx context.Context, name, version string, gates map[string]bool) {
+	GinkgoHelper()
+	if version == "" {
+		version = "its version"
+	}
+	Expect(wait.Until(ctx, wait.KubeletSync, fmt.Sprintf("kubelet on %s to run %s with %s", name, version, surgery.FormatGatesOrNone(gates)), func(ctx context.Context) (bool, string, error) {
+		n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if version != "its version" && n.Status.NodeInfo.KubeletVersion != version {
+			return false, "kubelet version " + n.Status.NodeInfo.KubeletVersion, nil
+		}
+		if !wait.NodeReady(*n) {
+			return false, "not Ready", nil
+		}
+		reported, err := probes.KubeletGates(ctx, e.Clientset, name)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for g, want := range gates {
+			if reported.Known(g) && reported.Enabled(g) != want {
+				return false, fmt.Sprintf("%s=%t", g, reported.Enabled(g)), nil
+			}
+		}
+		return true, "", nil
+	})).To(Succeed())
+}
+
+// WaitDeclared waits until the node's status.declaredFeatures is want.
+func (e *Env) WaitDeclared(ctx context.Context, name string, want []string) {
+	GinkgoHelper()
+	want = SortedCopy(want)
+	Expect(wait.Until(ctx, wait.KubeletSync, fmt.Sprintf("%s to declare %s", name, DescribeSet(want)), func(ctx context.Context) (bool, string, error) {
+		n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		got := SortedCopy(n.Status.DeclaredFeatures)
+		return slices.Equal(got, want), "declares " + DescribeSet(got), nil
+	})).To(Succeed())
+}
+
+// WaitLeaseRenewals waits until the node's lease is renewed n times: the
+// kubelet was alive and had its chances to update the node's status.
+func (e *Env) WaitLeaseRenewals(ctx context.Context, name string, n int) {
+	GinkgoHelper()
+	var last time.Time
+	seen := 0
+	Expect(wait.Until(ctx, wait.KubeletSync, fmt.Sprintf("%d lease renewals of %s", n, name), func(ctx context.Context) (bool, string, error) {
+		l, err := e.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return false, fmt.Sprint(err), nil
+		}
+		if t := l.Spec.RenewTime.Time; !t.Equal(last) {
+			if !last.IsZero() {
+				seen++
+			}
+			last = t
+		}
+		return seen >= n, fmt.Sprintf("%d renewals", seen), nil
+	})).To(Succeed())
+}
+
+// WaitNodeReady waits until the node's Ready condition is ready.
+func (e *Env) WaitNodeReady(ctx context.Context, name string, ready bool) {
+	GinkgoHelper()
+	Expect(wait.Until(ctx, wait.Nodes, fmt.Sprintf("%s Ready=%t", name, ready), func(ctx context.Context) (bool, string, error) {
+		n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return wait.NodeReady(*n) == ready, fmt.Sprintf("Ready=%t", wait.NodeReady(*n)), nil
+	})).To(Succeed())
+}
+
+// ReadGates reads a component's gates, retrying (wait-metrics) while its
+// metrics endpoint is not answering yet.
+func ReadGates(ctx context.Context, what string, read func(context.Context) (probes.Gates, error)) probes.Gates {
+	GinkgoHelper()
+	var gates probes.Gates
+	Expect(wait.Until(ctx, wait.Metrics, what+" metrics", func(ctx context.Context) (bool, string, error) {
+		g, err := read(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		gates = g
+		return true, "", nil
+	})).To(Succeed())
+	return gates
+}
+
+// SortedCopy is a sorted copy, [] for nil, to compare declared sets.
+func SortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

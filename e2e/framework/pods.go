@@ -1,0 +1,83 @@
+package framework
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// PoolPod is a probe pod steered to pool, shaped by shape (nil: a control pod).
+func PoolPod(name string, pool topology.Pool, shape func(*corev1.Pod)) *corev1.Pod {
+	pod := fixtures.BasePod(name, topology.PoolLabel, pool.Name)
+	if shape != nil {
+		shape(pod)
+	}
+	return pod
+}
+
+// Place creates the pod and returns the scheduler's decision.
+func (e *Env) Place(ctx context.Context, ns string, pod *corev1.Pod) probes.Placement {
+	GinkgoHelper()
+	res, err := probes.Place(ctx, e.Clientset, ns, pod)
+	Expect(err).NotTo(HaveOccurred())
+	return res
+}
+
+// RunningPod places a shaped probe pod on the pool and waits until it runs.
+func (e *Env) RunningPod(ctx context.Context, ns, name string, pool topology.Pool, shape func(*corev1.Pod)) *corev1.Pod {
+	GinkgoHelper()
+	res := e.Place(ctx, ns, PoolPod(name, pool, shape))
+	Expect(res.Node).NotTo(BeEmpty(), "pod %s not bound on %s: %s", name, pool.Name, res.Message)
+	return e.WaitRunning(ctx, ns, name)
+}
+
+// WaitRunning waits until the pod is Running and Ready.
+func (e *Env) WaitRunning(ctx context.Context, ns, name string) *corev1.Pod {
+	GinkgoHelper()
+	pod, err := wait.ForPodRunning(ctx, e.Clientset, ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	return pod
+}
+
+// WaitPodFailed waits until the kubelet fails the pod and returns it.
+func (e *Env) WaitPodFailed(ctx context.Context, ns, name string) *corev1.Pod {
+	GinkgoHelper()
+	var pod *corev1.Pod
+	Expect(wait.Until(ctx, wait.PodRunning, "pod "+name+" to be failed by its kubelet", func(ctx context.Context) (bool, string, error) {
+		p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		pod = p
+		return p.Status.Phase == corev1.PodFailed, string(p.Status.Phase), nil
+	})).To(Succeed())
+	return pod
+}
+
+// PodsIn lists the namespace's pods.
+func (e *Env) PodsIn(ctx context.Context, ns string) []corev1.Pod {
+	GinkgoHelper()
+	list, err := e.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return list.Items
+}
+
+// BindToPool creates a pod that needs probe's feature with spec.nodeName
+// set to the pool's first node, bypassing the scheduler, and returns what
+// its kubelet did.
+func (e *Env) BindToPool(ctx context.Context, pool topology.Pool, probe fixtures.SchedulingProbe) probes.Admission {
+	GinkgoHelper()
+	ns := e.Namespace(ctx, "kadm")
+	node, _ := e.PoolNode(ctx, pool)
+	res, err := probes.BindDirectly(ctx, e.Clientset, ns, node, PoolPod("bound", pool, probe.Apply))
+	Expect(err).NotTo(HaveOccurred())
+	return res
+}

@@ -1,0 +1,84 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
+)
+
+// ProbeCLI runs the real ndfq binary's probe against the cluster under
+// test and returns its exit code and stdout.
+func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
+	GinkgoHelper()
+	bin := os.Getenv("NDFQ_BIN")
+	if bin == "" {
+		bin, _ = filepath.Abs(filepath.Join("..", "bin", "ndfq"))
+	}
+	args = append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL}, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else {
+		Expect(err).NotTo(HaveOccurred(), "run %s", bin)
+	}
+	GinkgoWriter.Printf("ndfq %s -> exit %d\n%s\n%s\n", strings.Join(args, " "), code, out.String(), stderr.String())
+	return code, out.String()
+}
+
+// ProbeVerdict runs the real binary with -o json and returns its exit
+// code and verdict, which specs query by typed condition.
+func (e *Env) ProbeVerdict(ctx context.Context, args ...string) (int, rollout.Gate) {
+	GinkgoHelper()
+	code, out := e.ProbeCLI(ctx, append(args, "-o", "json")...)
+	var g rollout.Gate
+	Expect(json.Unmarshal([]byte(out), &g)).To(Succeed(), "ndfq probe -o json (exit %d) printed:\n%s", code, out)
+	return code, g
+}
+
+// ExpectHold is a HOLD (exit 1) on condition naming the pool's node.
+func (e *Env) ExpectHold(ctx context.Context, c rollout.Condition, pool, node string, args ...string) {
+	GinkgoHelper()
+	code, g := e.ProbeVerdict(ctx, args...)
+	Expect(code).To(Equal(1), "probe verdict %s: %v", g.Verdict, g.Reasons)
+	Expect(g.Holds(c, pool, node)).To(BeTrue(), "the probe should hold on %s [%s/%s]; it said %s %v", c, pool, node, g.Verdict, g.Reasons)
+}
+
+// StageProbe runs the probe workload in-process, applies the stop
+// conditions and checks that control pods were placed everywhere.
+func (e *Env) StageProbe(ctx context.Context, stage string) rollout.Gate {
+	GinkgoHelper()
+	run, err := probes.Probe(ctx, probes.RunInput{
+		Config: e.Cluster.Client.RESTConfig(), PoolLabel: topology.PoolLabel, NamespacePrefix: "ndfq-stage",
+		SchedulerURL: e.Shared.SchedulerMetricURL, Freshness: rollout.DefaultThresholds.Freshness,
+		Progress: func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
+	})
+	Expect(err).NotTo(HaveOccurred())
+	g := rollout.Evaluate(run, rollout.DefaultThresholds)
+	GinkgoWriter.Printf("stage %q: %s %v\n", stage, g.Verdict, g.Reasons)
+	Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("rollout stage %s: %s %v", stage, g.Verdict, g.Fired())})
+	for _, p := range run.Placements {
+		if p.Feature == "" {
+			Expect(p.Bound).To(BeTrue(), "stage %s: a control pod was refused on %s: %s", stage, p.Pool, p.Message)
+		}
+	}
+	return g
+}

@@ -1,0 +1,81 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
+)
+
+// KubeletDowngradeSpecInput is the input of KubeletDowngradeSpec.
+type KubeletDowngradeSpecInput struct{ framework.SpecInput }
+
+// KubeletDowngradeSpec swaps a publishing kubelet for the minor before it,
+// in place, once per minor: what the older kubelet declares, and what it
+// leaves stale.
+func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngradeSpecInput) {
+	t := inputGetter().Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("KubeletDowngradeSpec"); e = in.Env })
+
+	if !refusesPlacement(t) {
+		return
+	}
+	downgraded := map[string]bool{}
+	for _, pool := range t.Workers {
+		older, ok := framework.OlderVersion(t, pool)
+		minor := pool.Intent().Minor()
+		if !ok || !pool.Intent().Publishes() || downgraded[minor] {
+			continue
+		}
+		downgraded[minor] = true
+		after := pool.Intent().DowngradedTo(older)
+		It(fmt.Sprintf("downgrading the kubelet of %s in place to %s keeps the newer kubelet's declarations until they are cleared; then the node declares what the %s oracle says", framework.PoolDesc(pool), older, after.Minor()), func(ctx SpecContext) {
+			name, node := e.PoolNode(ctx, pool)
+			before := framework.SortedCopy(e.DeclaredOf(ctx, name))
+			ns := e.Namespace(ctx, "downgrade")
+			DeferCleanup(e.RestoreKubelet, pool, name, node, true, NodeTimeout(6*time.Minute))
+			if unknown := fixtures.UnknownGates(after.Minor(), pool.Kubelet.FeatureGates); len(unknown) > 0 {
+				By("the trap first: the " + older + " kubelet refuses gates it does not know")
+				_, err := surgery.WriteKubeletGates(node, pool.Kubelet.FeatureGates)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(surgery.SwapKubelet(node, older)).To(Succeed())
+				Expect(wait.Until(ctx, wait.KubeletSync, "the "+older+" kubelet to refuse "+strings.Join(unknown, ","), func(context.Context) (bool, string, error) {
+					return strings.Contains(surgery.KubeletLog(node, 200), "unrecognized feature gate"), "no refusal in the journal yet", nil
+				})).To(Succeed())
+				framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: name, OK: true,
+					Text: fmt.Sprintf("kubelet %s does not start with %s: unrecognized feature gate; a downgrade must drop them", older, strings.Join(unknown, ","))})
+			}
+			By("the safe order, then the " + older + " kubelet with " + surgery.FormatGatesOrNone(after.Gates))
+			_, err := surgery.DropKubeletFeatures(ctx, e.DropInput(pool, name, node, after))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(surgery.SwapKubelet(node, older)).To(Succeed())
+			Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
+			e.WaitKubelet(ctx, name, older, after.Gates)
+			e.WaitLeaseRenewals(ctx, name, 2)
+			if want := after.MustDeclare(); want != nil {
+				// A publishing older kubelet overwrites the set with its own.
+				e.WaitDeclared(ctx, name, want)
+				return
+			}
+			got := framework.SortedCopy(e.DeclaredOf(ctx, name))
+			Expect(got).To(Equal(before), "a %s kubelet that publishes nothing leaves the newer kubelet's declarations", older)
+			framework.RecordStale(pool.Name, name, "downgrade to "+older, got)
+			By("the probe holds on declared-but-not-enabled")
+			e.ExpectHold(ctx, rollout.DeclaredButNotEnabled, pool.Name, name)
+			e.ClearStaleAndVerify(ctx, ns, pool, name, got)
+		}, SpecTimeout(10*time.Minute))
+	}
+}

@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+)
+
+// SchedulingSpecInput is the input of SchedulingSpec.
+type SchedulingSpecInput struct{ framework.SpecInput }
+
+// SchedulingSpec proves control pods schedule on every pool, and pods that
+// need a feature are bound where it is declared and refused elsewhere.
+func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
+	t := inputGetter().Topology
+	cpMinor := framework.CPMinor(t)
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("SchedulingSpec"); e = in.Env })
+
+	for _, pool := range t.Pools() {
+		It(fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), func(ctx SpecContext) {
+			ns := e.Namespace(ctx, "control")
+			res := e.Place(ctx, ns, framework.PoolPod("control", pool, nil))
+			framework.RecordPlacement(pool.Name, "(none)", "bound", res)
+			Expect(res.Unschedulable).To(BeFalse(), "control pod refused on %s: %s", pool.Name, res.Message)
+			Expect(res.Node).NotTo(BeEmpty())
+		})
+	}
+
+	if !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) {
+		return // without the plugin no refusal is claimed; the rollout suite covers that stage
+	}
+	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
+		if !t.APIServer().Enables(probe.APIServerGate) {
+			continue // the apiserver would drop the field: no pod can need the feature
+		}
+		for _, pool := range t.Pools() {
+			declares := pool.Intent().Declares(probe.Feature)
+			claim := fmt.Sprintf("a pod that needs %s stays Pending, Unschedulable with the %s plugin message, on %s, which does not declare it", probe.Feature, cpMinor, framework.PoolDesc(pool))
+			if declares {
+				claim = fmt.Sprintf("a pod that needs %s is bound on %s, which declares it", probe.Feature, framework.PoolDesc(pool))
+			}
+			It(claim, func(ctx SpecContext) {
+				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
+				ns := e.Namespace(ctx, "sched")
+				res := e.Place(ctx, ns, framework.PoolPod(podName("needs", pool.Name), pool, probe.Apply))
+				framework.RecordPlacement(pool.Name, probe.Feature, map[bool]string{true: "bound", false: "refused"}[declares], res)
+				if declares {
+					Expect(res.Unschedulable).To(BeFalse(), "pod needing %s refused on declaring pool %s: %s", probe.Feature, pool.Name, res.Message)
+					Expect(res.Node).NotTo(BeEmpty())
+					return
+				}
+				Expect(res.Node).To(BeEmpty(), "pod needing %s was bound to %s in pool %s, which does not declare it", probe.Feature, res.Node, pool.Name)
+				Expect(res.Unschedulable).To(BeTrue())
+				Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(cpMinor, probe.Feature)), "refusal on %s", pool.Name)
+			})
+		}
+	}
+}
+
+func podName(parts ...string) string {
+	s := strings.ToLower(strings.Join(parts, "-"))
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return strings.Trim(s, "-")
+}

@@ -1,0 +1,95 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
+)
+
+// StaleKubeletSpecInput is the input of StaleKubeletSpec.
+type StaleKubeletSpecInput struct{ framework.SpecInput }
+
+// StaleKubeletSpec stops a declaring kubelet: its declarations stay, the
+// probe calls them stale, feature pods wait and control pods go elsewhere;
+// restarted, the node is fresh and takes the waiting pod.
+func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInput) {
+	t := inputGetter().Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("StaleKubeletSpec"); e = in.Env })
+
+	subject, fallback, ok := dropSubject(t)
+	if !ok {
+		return
+	}
+	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
+		probe := framework.SchedulingProbe(t, restartAll)
+		name, node := e.PoolNode(ctx, subject)
+		before := framework.SortedCopy(e.DeclaredOf(ctx, name))
+		Expect(before).To(ContainElement(restartAll), "precondition")
+		By("stopping the kubelet on " + name)
+		Expect(surgery.StopKubelet(node)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(surgery.StartKubelet(node)).To(Succeed())
+			e.WaitNodeReady(ctx, name, true)
+		}, NodeTimeout(6*time.Minute))
+		e.WaitNodeReady(ctx, name, false)
+		Expect(framework.SortedCopy(e.DeclaredOf(ctx, name))).To(Equal(before), "a NotReady node's declarations are left as they were")
+
+		By("the probe holds on stale declarations")
+		e.ExpectHold(ctx, rollout.StaleDeclarations, subject.Name, name, "--freshness", "30s")
+
+		By("a feature pod waits; a control pod goes to " + fallback.Name)
+		ns := e.Namespace(ctx, "stale")
+		waiting := e.Place(ctx, ns, framework.PoolPod("waits", subject, probe.Apply))
+		Expect(waiting.Node).To(BeEmpty(), "a feature pod was bound to the NotReady node %s", name)
+		elsewhere := e.Place(ctx, ns, framework.PoolPod("elsewhere", fallback, nil))
+		Expect(elsewhere.Node).NotTo(BeEmpty(), "control pod on %s while %s is down: %s", fallback.Name, name, elsewhere.Message)
+
+		By("restarting the kubelet: the waiting pod lands there")
+		Expect(surgery.StartKubelet(node)).To(Succeed())
+		e.WaitNodeReady(ctx, name, true)
+		running := e.WaitRunning(ctx, ns, "waits")
+		Expect(running.Spec.NodeName).To(Equal(name), "the waiting feature pod lands on the node once it is back")
+		e.WaitKubelet(ctx, name, "", nil)
+		decls := e.PoolDeclarations(ctx, subject)
+		Expect(decls[0].Matches()).To(BeTrue(), "after restart: declares %v, oracle %v", decls[0].Declared, decls[0].Expected)
+		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: subject.Name, Node: name, OK: true,
+			Text: "stopped kubelet: declarations unchanged while NotReady; probe HOLD stale-declarations; waiting feature pod bound after restart"})
+	}, SpecTimeout(8*time.Minute))
+}
+
+// dropSubject is the worker pool whose kubelets declare the placement
+// feature and may turn it off, and another pool (the control plane's
+// included) that keeps it for pods to move to. ok is false where the
+// topology has no such pair, or its control plane refuses nothing.
+func dropSubject(t *topology.Topology) (subject, fallback topology.Pool, ok bool) {
+	if !refusesPlacement(t) {
+		return subject, fallback, false
+	}
+	subject, ok1 := framework.PoolWhere(t.Workers, func(p topology.Pool) bool {
+		return p.Intent().Declares(restartAll) && p.Intent().CanTurnOff(restartAll)
+	})
+	fallback, ok2 := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
+		return p.Intent().Declares(restartAll) && p.Name != subject.Name
+	})
+	return subject, fallback, ok1 && ok2
+}
+
+// refusesPlacement is whether t's control plane refuses pods that need the
+// placement feature: without the plugin and the field nothing is refused,
+// and the staged-rollout scenario starts there.
+func refusesPlacement(t *topology.Topology) bool {
+	return t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) && t.APIServer().Enables(restartAll)
+}

@@ -1,0 +1,98 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// TopologySpecInput is the input of TopologySpec.
+type TopologySpecInput struct{ framework.SpecInput }
+
+// TopologySpec proves the live cluster is the topology: nodes, kubelet
+// versions, and the NodeDeclaredFeatures gate every component reports.
+func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
+	t := inputGetter().Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("TopologySpec"); e = in.Env })
+
+	It(fmt.Sprintf("has all %d nodes of topology %s registered and Ready", t.NodeCount(), t.Name), func(ctx SpecContext) {
+		nodes, err := e.Cluster.Nodes(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(nodes).To(HaveLen(t.NodeCount()), "nodes registered")
+		for _, n := range nodes {
+			Expect(wait.NodeReady(n)).To(BeTrue(), "node %s (pool %s) is not Ready: %v", n.Name, n.Labels[topology.PoolLabel], n.Status.Conditions)
+		}
+	})
+
+	for _, pool := range t.Pools() {
+		It(fmt.Sprintf("runs kubelet %s on each of the %d node(s) of pool %s", pool.PoolVersion(), pool.Count, pool.Name), func(ctx SpecContext) {
+			nodes := e.NodesOfPool(ctx, pool.Name)
+			Expect(nodes).To(HaveLen(pool.Count), "nodes of pool %s", pool.Name)
+			for _, n := range nodes {
+				Expect(n.Status.NodeInfo.KubeletVersion).To(Equal(pool.PoolVersion().String()), "kubelet version of node %s (pool %s)", n.Name, pool.Name)
+			}
+		})
+	}
+
+	for _, c := range []struct {
+		name   string
+		intent fixtures.Component
+		read   func(context.Context) (probes.Gates, error)
+	}{
+		{framework.KubeAPIServer, t.APIServer(), func(ctx context.Context) (probes.Gates, error) { return probes.APIServerGates(ctx, e.Clientset) }},
+		{framework.KubeScheduler, t.Scheduler(), func(ctx context.Context) (probes.Gates, error) {
+			return probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
+		}},
+	} {
+		enabled, known := fixtures.ExpectedGate(c.intent.GateMinor(), c.intent.Gates, fixtures.NodeDeclaredFeatures)
+		It(fmt.Sprintf("%s %s reports NodeDeclaredFeatures %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), describeIntent(enabled, known)), func(ctx SpecContext) {
+			gates := framework.ReadGates(ctx, c.name, c.read)
+			Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
+				"%s reports NodeDeclaredFeatures %s; topology %s intends %s", c.name, gates.Describe(fixtures.NodeDeclaredFeatures), t.Name, describeIntent(enabled, known))
+		})
+	}
+
+	for _, pool := range t.Pools() {
+		intent := pool.Intent()
+		enabled, known := fixtures.ExpectedGate(intent.Minor(), intent.Gates, fixtures.NodeDeclaredFeatures)
+		It(fmt.Sprintf("every kubelet of pool %s (%s) reports NodeDeclaredFeatures %s", pool.Name, pool.PoolVersion(), describeIntent(enabled, known)), func(ctx SpecContext) {
+			nodes := e.NodesOfPool(ctx, pool.Name)
+			Expect(nodes).To(HaveLen(pool.Count))
+			for _, n := range nodes {
+				gates := framework.ReadGates(ctx, "kubelet on "+n.Name, func(ctx context.Context) (probes.Gates, error) {
+					return probes.KubeletGates(ctx, e.Clientset, n.Name)
+				})
+				Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
+					"kubelet on %s (pool %s, %s) reports NodeDeclaredFeatures %s; topology intends %s", n.Name, pool.Name, pool.PoolVersion(), gates.Describe(fixtures.NodeDeclaredFeatures), describeIntent(enabled, known))
+			}
+		})
+	}
+}
+
+func describeIntent(enabled, known bool) string {
+	switch {
+	case !known:
+		return "unknown to this component"
+	case enabled:
+		return "on"
+	}
+	return "off"
+}
+
+func matchesIntent(g probes.Gates, enabled, known bool) bool {
+	if !known {
+		return !g.Known(fixtures.NodeDeclaredFeatures)
+	}
+	return g.Known(fixtures.NodeDeclaredFeatures) && g.Enabled(fixtures.NodeDeclaredFeatures) == enabled
+}

@@ -1,0 +1,175 @@
+// Package wait is ndfq's one way to wait, and what it waits for: bounded
+// polls with the timeout and interval of a named entry in intervals.yaml
+// (on e2e-framework's wait.For), and node and pod readiness. clusters/,
+// probes/ and the suites all import it; it imports nothing of ndfq.
+package wait
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+	kwait "sigs.k8s.io/e2e-framework/klient/wait"
+)
+
+// Name is an entry of intervals.yaml.
+type Name string
+
+// Every wait ndfq makes, by name; intervals.yaml gives each its bounds.
+const (
+	Default       Name = "default"
+	PodCIDRs      Name = "wait-pod-cidrs"
+	Nodes         Name = "wait-nodes"
+	API           Name = "wait-api"
+	Metrics       Name = "wait-metrics"
+	Scheduling    Name = "wait-scheduling"
+	PodRunning    Name = "wait-pod-running"
+	NamespaceGone Name = "wait-namespace-gone"
+	KubeletSync   Name = "wait-kubelet-sync"
+)
+
+// Names lists every interval name, as intervals.yaml must have them.
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync}
+
+//go:embed intervals.yaml
+var intervalsYAML []byte
+
+// Interval is a wait's timeout and poll period.
+type Interval struct{ Timeout, Every time.Duration }
+
+var intervals = func() map[Name]Interval {
+	raw := map[Name][]string{}
+	if err := yaml.Unmarshal(intervalsYAML, &raw); err != nil {
+		panic("wait: intervals.yaml: " + err.Error())
+	}
+	out := map[Name]Interval{}
+	for name, pair := range raw {
+		iv, err := parsePair(pair)
+		if err != nil {
+			panic(fmt.Sprintf("wait: intervals.yaml %s: %v", name, err))
+		}
+		out[name] = iv
+	}
+	return out
+}()
+
+func parsePair(pair []string) (Interval, error) {
+	if len(pair) != 2 {
+		return Interval{}, fmt.Errorf("want timeout,interval, got %q", strings.Join(pair, ","))
+	}
+	t, err := time.ParseDuration(strings.TrimSpace(pair[0]))
+	if err != nil {
+		return Interval{}, err
+	}
+	e, err := time.ParseDuration(strings.TrimSpace(pair[1]))
+	if err != nil {
+		return Interval{}, err
+	}
+	if t <= 0 || e <= 0 || e > t {
+		return Interval{}, fmt.Errorf("want 0 < interval <= timeout, got %q", strings.Join(pair, ","))
+	}
+	return Interval{Timeout: t, Every: e}, nil
+}
+
+const envPrefix = "NDFQ_INTERVAL_"
+
+// EnvVar is the variable that overrides a named interval.
+func EnvVar(name Name) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(string(name), "-", "_"))
+}
+
+// Get is the named interval, overridden by its NDFQ_INTERVAL_<NAME>. An
+// unknown name or a malformed override is an error, never a silent default.
+func Get(name Name) (Interval, error) {
+	iv, ok := intervals[name]
+	if !ok {
+		return Interval{}, fmt.Errorf("no interval %q in intervals.yaml (known: %s)", name, known())
+	}
+	if v := os.Getenv(EnvVar(name)); v != "" {
+		o, err := parsePair(strings.Split(v, ","))
+		if err != nil {
+			return Interval{}, fmt.Errorf("%s=%q: %w (e.g. %s=10m,5s)", EnvVar(name), v, err, EnvVar(name))
+		}
+		return o, nil
+	}
+	return iv, nil
+}
+
+// MustGet is Get for the constants above, whose entries intervals.yaml has
+// (a unit test holds the two together); a malformed override still panics
+// with its message, so CheckOverrides should run first.
+func MustGet(name Name) Interval {
+	iv, err := Get(name)
+	if err != nil {
+		panic(err)
+	}
+	return iv
+}
+
+// CheckOverrides refuses every NDFQ_INTERVAL_* variable that names no
+// interval or does not parse: commands and suites call it before they start.
+func CheckOverrides() error {
+	var problems []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, envPrefix) {
+			continue
+		}
+		i := slices.IndexFunc(Names, func(n Name) bool { return EnvVar(n) == k })
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("%s names no interval (known: %s)", k, known()))
+			continue
+		}
+		if _, err := Get(Names[i]); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func known() string {
+	var s []string
+	for _, n := range Names {
+		s = append(s, string(n))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Until polls cond with the named interval until it returns true, an
+// error, or the timeout; the error then says what was awaited and the
+// last reason cond gave.
+func Until(ctx context.Context, name Name, what string, cond func(ctx context.Context) (done bool, reason string, err error)) error {
+	iv, err := Get(name)
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	last := "not checked yet"
+	var condErr error
+	err = kwait.For(func(ctx context.Context) (bool, error) {
+		done, reason, err := cond(ctx)
+		if reason != "" {
+			last = reason
+		}
+		condErr = err
+		return done, err
+	}, kwait.WithContext(ctx), kwait.WithTimeout(iv.Timeout), kwait.WithInterval(iv.Every), kwait.WithImmediate())
+	if err != nil {
+		if condErr != nil {
+			return fmt.Errorf("waiting for %s: %w", what, condErr)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("waiting for %s: %w (last: %s)", what, ctx.Err(), last)
+		}
+		return fmt.Errorf("waiting for %s: not done within %s (%s): %s", what, iv.Timeout, name, last)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package wait
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEveryNameHasAnInterval(t *testing.T) {
+	for _, name := range Names {
+		if iv, err := Get(name); err != nil || iv.Timeout <= 0 || iv.Every <= 0 {
+			t.Errorf("%s: %+v %v", name, iv, err)
+		}
+	}
+	for name := range intervals {
+		if !slices.Contains(Names, name) {
+			t.Errorf("intervals.yaml has %s, which no constant names", name)
+		}
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	t.Setenv("NDFQ_INTERVAL_WAIT_NODES", "50ms,10ms")
+	if iv := MustGet(Nodes); iv.Timeout != 50*time.Millisecond || iv.Every != 10*time.Millisecond {
+		t.Errorf("got %+v", iv)
+	}
+}
+
+func TestRefusesUnknownNamesAndMalformedOverrides(t *testing.T) {
+	if _, err := Get("wait-nodez"); err == nil || !strings.Contains(err.Error(), `no interval "wait-nodez"`) {
+		t.Errorf("unknown name: %v", err)
+	}
+	if err := Until(context.Background(), "wait-nodez", "x", func(context.Context) (bool, string, error) { return true, "", nil }); err == nil {
+		t.Error("Until with an unknown name must fail, not fall back to the default")
+	}
+	for _, bad := range []string{"10m", "5s,10m", "ten,1s", "0s,0s"} {
+		t.Setenv("NDFQ_INTERVAL_WAIT_NODES", bad)
+		if _, err := Get(Nodes); err == nil || !strings.Contains(err.Error(), "NDFQ_INTERVAL_WAIT_NODES") {
+			t.Errorf("override %q: %v", bad, err)
+		}
+		if err := CheckOverrides(); err == nil {
+			t.Errorf("CheckOverrides accepted %q", bad)
+		}
+	}
+	t.Setenv("NDFQ_INTERVAL_WAIT_NODES", "10m,5s")
+	if err := CheckOverrides(); err != nil {
+		t.Errorf("a good override: %v", err)
+	}
+	t.Setenv("NDFQ_INTERVAL_WAIT_NODS", "10m,5s")
+	if err := CheckOverrides(); err == nil || !strings.Contains(err.Error(), "NDFQ_INTERVAL_WAIT_NODS names no interval") {
+		t.Errorf("misspelt variable: %v", err)
+	}
+}
+
+func TestUntilIsBoundedAndSaysWhy(t *testing.T) {
+	t.Setenv("NDFQ_INTERVAL_DEFAULT", "100ms,10ms")
+	start := time.Now()
+	err := Until(context.Background(), Default, "the thing", func(context.Context) (bool, string, error) {
+		return false, "still 2 of 3", nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "waiting for the thing: not done within 100ms (default): still 2 of 3") {
+		t.Fatalf("got %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Error("the wait was not bounded")
+	}
+	boom := errors.New("boom")
+	if err := Until(context.Background(), Default, "x", func(context.Context) (bool, string, error) { return false, "", boom }); !errors.Is(err, boom) {
+		t.Errorf("a condition error must end the wait: %v", err)
+	}
+	if err := Until(context.Background(), Default, "x", func(context.Context) (bool, string, error) { return true, "", nil }); err != nil {
+		t.Errorf("done at once: %v", err)
+	}
+}
