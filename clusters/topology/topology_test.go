@@ -49,7 +49,7 @@ func TestValidationRefusesBadInput(t *testing.T) {
 		{"unknown minor", "name: t\ncontrolPlane:\n  version: 1.39.0\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
 			"controlPlane.version 1.39.0: ndfq has no oracle for Kubernetes 1.39"},
 		{"not a version", base + "  - {name: a, count: 1, version: latest}\n",
-			`workers[0] (a).version: "latest" is not a Kubernetes version`},
+			`workers[0] (a).version: "latest" is not a Kubernetes release version`},
 		{"kubelet newer than apiserver", "name: t\ncontrolPlane:\n  version: 1.36.3\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
 			"kubelet v1.37.2 is newer than kube-apiserver v1.36.3"},
 		{"kubelet of a minor without an oracle", "name: t\ncontrolPlane:\n  version: 1.37.2\nworkers:\n  - {name: a, count: 1, version: 1.33.0}\n",
