@@ -12,12 +12,13 @@ ARTIFACTS            ?= $(CURDIR)/_artifacts
 KEEP_CLUSTER         ?= false
 USE_EXISTING_CLUSTER ?= false
 LABEL_FILTER         ?=
+FOCUS                ?=
+SKIP                 ?=
 GINKGO_PROCS         ?= 2
 GINKGO_TIMEOUT       ?= 85m
-GINKGO_FLAGS         ?= $(if $(CI),--no-color,)
 VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-export TOPOLOGY KUBERNETES_VERSION ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER
+export TOPOLOGY KUBERNETES_VERSION ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER LABEL_FILTER FOCUS SKIP GINKGO_PROCS GINKGO_TIMEOUT
 
 GO      ?= go
 BIN     := $(CURDIR)/bin
@@ -31,7 +32,7 @@ export NDFQ_BIN := $(NDFQ)
 ACTIONLINT_VERSION    ?= v1.7.12
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test vet lint e2e host images cluster-up cluster-down clean
+.PHONY: all build test lint validate e2e host images cluster-up cluster-down clean
 
 all: build
 
@@ -47,39 +48,37 @@ $(BIN)/ndfq-runc:
 $(GINKGO):
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
-## test: unit tests, vet and the workflow linter, no Docker, no cluster
+## test: format, vet, the workflow linter and unit tests; no Docker, no cluster
 test: $(BIN)/actionlint
-	$(GO) vet ./...
-	$(GO) vet -tags e2e ./e2e/...
+	hack/verify-gofmt.sh
+	GO=$(GO) hack/verify-vet.sh
 	$(BIN)/actionlint
 	$(GO) test -count=1 $(UNIT_PKGS)
 
 ## lint: golangci-lint (.golangci.yaml) over the code and the suites, and actionlint
-lint: $(BIN)/golangci-lint $(BIN)/actionlint
-	$(BIN)/golangci-lint run ./...
-	$(BIN)/golangci-lint run --build-tags e2e ./e2e/...
-	$(BIN)/actionlint
+lint:
+	hack/verify-lint.sh
 
 $(BIN)/actionlint:
 	GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 $(BIN)/golangci-lint:
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+## validate: the topology alone, before anything touches the host
+validate: $(NDFQ)
+	$(NDFQ) topology validate $(TOPOLOGY)
+
 ## host: a Docker engine that can run kind nodes on this machine
-host: $(NDFQ) $(BIN)/ndfq-runc
+host: validate $(BIN)/ndfq-runc
 	$(NDFQ) host setup
 
 ## images: node images for $(TOPOLOGY) (content-addressed cache)
 images: host
 	$(NDFQ) images build --topology $(TOPOLOGY)
 
-## e2e: images, cluster, suites, report
-e2e: images $(GINKGO)
-	mkdir -p $(ARTIFACTS)
-	$(GINKGO) -v $(GINKGO_FLAGS) --tags e2e --procs=$(GINKGO_PROCS) --timeout=$(GINKGO_TIMEOUT) \
-	  --label-filter='$(LABEL_FILTER)' \
-	  --junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) \
-	  ./e2e
+## e2e: validate, host, images, cluster, suites, report (hack/ci/e2e.sh)
+e2e: build
+	hack/ci/e2e.sh
 
 ## cluster-up / cluster-down: the topology without the suites
 cluster-up: images

@@ -13,7 +13,6 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/report/rollout"
 )
 
 // GateRollbackSpecInput is the input of GateRollbackSpec.
@@ -47,16 +46,7 @@ func GateRollbackSpec(_ context.Context, inputGetter func() GateRollbackSpecInpu
 			Expect(err).NotTo(HaveOccurred())
 			Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
 			e.WaitKubelet(ctx, name, "", rolledBack.Gates)
-			e.WaitLeaseRenewals(ctx, name, 2)
-			stale := framework.SortedCopy(e.DeclaredOf(ctx, name))
-			Expect(stale).To(Equal(before), "NDF-off kubelet: declarations of the old kubelet")
-			framework.RecordStale(pool.Name, name, "gate rollback "+surgery.FormatGatesOrNone(rolledBack.Gates), stale)
-
-			By("the probe holds on declared-but-not-enabled")
-			e.ExpectHold(ctx, rollout.DeclaredButNotEnabled, pool.Name, name)
-
-			By("clearing status.declaredFeatures")
-			e.ClearStaleAndVerify(ctx, ns, pool, name, stale)
+			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "gate rollback "+surgery.FormatGatesOrNone(rolledBack.Gates))
 		}, SpecTimeout(10*time.Minute))
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
 )
 
 // KubeletDowngradeSpecInput is the input of KubeletDowngradeSpec.
@@ -64,18 +63,13 @@ func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngrade
 			Expect(surgery.SwapKubelet(node, older)).To(Succeed())
 			Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
 			e.WaitKubelet(ctx, name, older, after.Gates)
-			e.WaitLeaseRenewals(ctx, name, 2)
 			if want := after.MustDeclare(); want != nil {
 				// A publishing older kubelet overwrites the set with its own.
+				e.WaitLeaseRenewals(ctx, name, 2)
 				e.WaitDeclared(ctx, name, want)
 				return
 			}
-			got := framework.SortedCopy(e.DeclaredOf(ctx, name))
-			Expect(got).To(Equal(before), "a %s kubelet that publishes nothing leaves the newer kubelet's declarations", older)
-			framework.RecordStale(pool.Name, name, "downgrade to "+older, got)
-			By("the probe holds on declared-but-not-enabled")
-			e.ExpectHold(ctx, rollout.DeclaredButNotEnabled, pool.Name, name)
-			e.ClearStaleAndVerify(ctx, ns, pool, name, got)
+			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "downgrade to "+older)
 		}, SpecTimeout(10*time.Minute))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
 )
 
 // RestoreKubelet puts a node's kubelet back as the topology has it
@@ -123,6 +124,23 @@ func (e *Env) SetPoolKubelets(ctx context.Context, pool topology.Pool, kubelet f
 			e.WaitDeclared(ctx, d.Node, want)
 		}
 	}
+}
+
+// ExpectStaleUntilCleared is what follows a kubelet that publishes
+// nothing (rolled back or downgraded) on a node that declared before: after
+// two lease renewals the old declarations are still there, the probe holds
+// on declared-but-not-enabled naming the node, and the operator's fix
+// (ClearStaleAndVerify) makes the node honest. cause names the change.
+func (e *Env) ExpectStaleUntilCleared(ctx context.Context, ns string, pool topology.Pool, name string, before []string, cause string) {
+	GinkgoHelper()
+	e.WaitLeaseRenewals(ctx, name, 2)
+	stale := SortedCopy(e.DeclaredOf(ctx, name))
+	Expect(stale).To(Equal(before), "%s: a kubelet that publishes nothing leaves the declarations of the kubelet before it", cause)
+	RecordStale(pool.Name, name, cause, stale)
+	By("the probe holds on declared-but-not-enabled")
+	e.ExpectHold(ctx, rollout.DeclaredButNotEnabled, pool.Name, name)
+	By("clearing status.declaredFeatures")
+	e.ClearStaleAndVerify(ctx, ns, pool, name, stale)
 }
 
 // ClearStaleAndVerify is the operator's fix for stale declarations on a
