@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -18,6 +19,13 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String()}
 	for _, p := range suiteTopology.Pools() {
 		s.Pools = append(s.Pools, p.Name)
+	}
+	if r.SuiteConfig.DryRun {
+		s.Incomplete = append(s.Incomplete, "dry run: no spec touched a cluster")
+	}
+	if left := r.PreRunStats.TotalSpecs - r.PreRunStats.SpecsThatWillRun; left > 0 {
+		s.Incomplete = append(s.Incomplete, fmt.Sprintf("the run's filters (label filter %q, focus %q, skip %q) left %d of %d specs out",
+			r.SuiteConfig.LabelFilter, r.SuiteConfig.FocusStrings, r.SuiteConfig.SkipStrings, left, r.PreRunStats.TotalSpecs))
 	}
 	for _, sr := range r.SpecReports {
 		isSpec := sr.LeafNodeType == types.NodeTypeIt

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -47,6 +48,32 @@ type Summary struct {
 	Observations []Observation
 	Failures     []Failure
 	Counts       Counts
+	// Incomplete says why the run did not ask every claim it has: a dry
+	// run, a label filter or focus that left specs out.
+	Incomplete []string
+}
+
+// Verdicts of a suite run. INCOMPLETE is never GO: something that applies
+// was not seen.
+const (
+	GO         = "GO"
+	HOLD       = "HOLD"
+	INCOMPLETE = "INCOMPLETE"
+)
+
+// claimKinds are the observations that state a claim; a finding or a
+// measure records what was seen and holds nothing.
+var claimKinds = map[string]bool{KindDeclaration: true, KindPlacement: true, KindUpdate: true, KindKubelet: true}
+
+// broken are the claim observations that did not hold.
+func (s Summary) broken() []Observation {
+	var out []Observation
+	for _, o := range s.Observations {
+		if claimKinds[o.Kind] && !o.OK {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 type poolRow struct {
@@ -57,12 +84,18 @@ type poolRow struct {
 	placeAll, updAll     int
 }
 
-// Verdict is GO when every spec passed, HOLD otherwise.
+// Verdict is HOLD when a spec failed or a claim's observation did not
+// hold; INCOMPLETE when nothing passed or the run left claims out; GO
+// only when specs ran, none failed, none was left out and every
+// observation held.
 func (s Summary) Verdict() string {
-	if len(s.Failures) > 0 || s.Counts.Passed == 0 {
-		return "HOLD"
+	switch {
+	case len(s.Failures) > 0 || len(s.broken()) > 0:
+		return HOLD
+	case s.Counts.Passed == 0 || len(s.Incomplete) > 0:
+		return INCOMPLETE
 	}
-	return "GO"
+	return GO
 }
 
 // Markdown writes report.md.
@@ -117,13 +150,20 @@ func (s Summary) Markdown(w io.Writer) error {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("# ndfq report: %s — %s\n\n", s.Topology, s.Verdict())
 	p("Control plane %s. Specs: %s.\n\n", s.ControlPlane, s.Counts)
-	if s.Verdict() == "HOLD" {
+	if s.Verdict() == HOLD {
 		p("## Why HOLD\n\n")
-		if s.Counts.Passed == 0 {
-			p("- no spec passed\n")
-		}
 		for _, f := range s.Failures {
 			p("- **%s**: %s\n", f.Spec, oneLine(f.Message))
+		}
+		for _, o := range s.broken() {
+			p("- %s observation on %s did not hold: expected %s, seen %s\n", o.Kind, located(Observation{Pool: o.Pool, Node: o.Node, Text: nonEmpty(o.Feature, "no feature")}), o.Expected, o.Seen)
+		}
+		p("\n")
+	}
+	if reasons := s.incompleteReasons(); len(reasons) > 0 {
+		p("## Not every claim was asked\n\n")
+		for _, r := range reasons {
+			p("- %s\n", r)
 		}
 		p("\n")
 	}
@@ -147,6 +187,21 @@ func (s Summary) Markdown(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func (s Summary) incompleteReasons() []string {
+	out := slices.Clone(s.Incomplete)
+	if s.Counts.Passed == 0 {
+		out = append([]string{"no spec passed"}, out...)
+	}
+	return out
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // located is an observation's text behind the pool and node it was seen on,

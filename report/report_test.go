@@ -12,7 +12,8 @@ func TestMarkdownGOAndHOLD(t *testing.T) {
 		Observations: []Observation{
 			{Kind: KindDeclaration, Pool: "a", Kubelet: "v1.37.2", Digest: "abc", Set: []string{"X", "Y"}, OK: true},
 			{Kind: KindPlacement, Pool: "b", Expected: "refused", Seen: "refused", OK: true},
-			{Kind: KindUpdate, Pool: "b", Expected: "403", Seen: "200", OK: false},
+			{Kind: KindUpdate, Pool: "b", Expected: "403", Seen: "403", OK: true},
+			{Kind: KindUpdate, Pool: "b", Expected: "200", Seen: "200", OK: true},
 			{Kind: KindFinding, Text: "F1: thing"}, {Kind: KindFinding, Text: "F1: thing"},
 			{Kind: KindFinding, Pool: "b", Node: "b1", Text: "stale"}, {Kind: KindMeasure, Pool: "a", Text: "took 6s"},
 		}}
@@ -21,7 +22,7 @@ func TestMarkdownGOAndHOLD(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  | `` |  | 1/1 | 1/0 | 1/1 | 0/1 |", "- F1: thing\n", "- [b/b1] stale\n", "- [a] took 6s"} {
+	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  | `` |  | 1/1 | 1/1 | 1/1 | 2/2 |", "- F1: thing\n", "- [b/b1] stale\n", "- [a] took 6s"} {
 		if !strings.Contains(out, want) && !strings.Contains(out+"\n", want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -35,8 +36,38 @@ func TestMarkdownGOAndHOLD(t *testing.T) {
 	if s.Verdict() != "HOLD" || !strings.Contains(b.String(), "- **spec x**: it broke badly") {
 		t.Errorf("HOLD must name the failed spec:\n%s", b.String())
 	}
-	if (Summary{}).Verdict() != "HOLD" {
-		t.Error("a run where nothing passed is never GO")
+}
+
+// GO only when specs ran, none failed, none was left out and every claim's
+// observation held (issue 12).
+func TestVerdictFailsClosed(t *testing.T) {
+	sound := func() Summary {
+		return Summary{Counts: Counts{Passed: 2}, Observations: []Observation{
+			{Kind: KindPlacement, Pool: "a", Expected: "refused", Seen: "refused", OK: true},
+			{Kind: KindFinding, Text: "F1"}, // a finding holds nothing: its OK is not read
+		}}
+	}
+	cases := map[string]struct {
+		change func(*Summary)
+		want   string
+		says   string
+	}{
+		"sound":               {func(*Summary) {}, GO, "— GO"},
+		"nothing ran":         {func(s *Summary) { s.Counts = Counts{} }, INCOMPLETE, "- no spec passed"},
+		"dry run":             {func(s *Summary) { s.Incomplete = []string{"dry run: no spec touched a cluster"} }, INCOMPLETE, "- dry run"},
+		"filtered":            {func(s *Summary) { s.Incomplete = []string{"label filter cli left 70 of 82 specs out"} }, INCOMPLETE, "left 70 of 82"},
+		"failed spec":         {func(s *Summary) { s.Failures = []Failure{{Spec: "x", Message: "y"}} }, HOLD, "- **x**: y"},
+		"observation not OK":  {func(s *Summary) { s.Observations[0].Seen, s.Observations[0].OK = "bound", false }, HOLD, "placement observation on [a] no feature did not hold: expected refused, seen bound"},
+		"failure beats holes": {func(s *Summary) { s.Failures = []Failure{{Spec: "x"}}; s.Incomplete = []string{"dry run"} }, HOLD, "Not every claim was asked"},
+	}
+	for name, c := range cases {
+		s := sound()
+		c.change(&s)
+		var b strings.Builder
+		_ = s.Markdown(&b)
+		if s.Verdict() != c.want || !strings.Contains(b.String(), c.says) {
+			t.Errorf("%s: verdict %s, want %s saying %q:\n%s", name, s.Verdict(), c.want, c.says, b.String())
+		}
 	}
 }
 

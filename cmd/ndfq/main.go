@@ -18,12 +18,14 @@ import (
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
-// Exit codes: 0 success or GO, 1 a verdict that is not GO (said on
-// stdout), 2 an error or bad usage (said on stderr).
+// Exit codes: 0 success or GO, 1 HOLD (said on stdout), 2 an error or bad
+// usage (said on stderr), 3 INCOMPLETE: nothing failed, but not every
+// claim was asked (said on stdout).
 const (
-	exitOK      = 0
-	exitVerdict = 1
-	exitError   = 2
+	exitOK         = 0
+	exitVerdict    = 1
+	exitError      = 2
+	exitIncomplete = 3
 )
 
 func main() {
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errSilentFailure):
 		return exitVerdict
+	case errors.Is(err, errIncomplete):
+		return exitIncomplete
 	}
 	fmt.Fprintln(stderr, "ndfq:", err)
 	return exitError
@@ -56,6 +60,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // errSilentFailure exits 1 after the command already said why.
 var errSilentFailure = errors.New("failed")
+
+// errIncomplete exits 3 after the command said what was not asked.
+var errIncomplete = errors.New("incomplete")
 
 // group is a command that only holds subcommands: alone it prints its
 // help; anything else it is given is refused with a suggestion.

@@ -69,7 +69,8 @@ func TestReportSummaryExitCodes(t *testing.T) {
 	}
 	passed := write("pass.xml", `<testsuites><testsuite><testcase name="[It] a" status="passed"></testcase></testsuite></testsuites>`)
 	failed := write("fail.xml", `<testsuites><testsuite><testcase name="[It] a" status="failed"><failure></failure></testcase></testsuite></testsuites>`)
-	for path, want := range map[string]int{passed: exitOK, failed: exitVerdict} {
+	none := write("none.xml", `<testsuites><testsuite><testcase name="[It] a" status="skipped"><skipped></skipped></testcase></testsuite></testsuites>`)
+	for path, want := range map[string]int{passed: exitOK, failed: exitVerdict, none: exitIncomplete} {
 		var out, errOut bytes.Buffer
 		if code := run(context.Background(), []string{"report", "summary", "--junit", path}, &out, &errOut); code != want {
 			t.Errorf("%s: exit %d, want %d (%s%s)", filepath.Base(path), code, want, out.String(), errOut.String())

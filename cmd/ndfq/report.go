@@ -12,7 +12,7 @@ func reportCommand() *cobra.Command {
 	var junit, label string
 	summary := &cobra.Command{
 		Use:   "summary",
-		Short: "Print a JUnit file's closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed or nothing ran",
+		Short: "Print a JUnit file's closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed, 3 when nothing passed",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := report.CountJUnit(junit)
@@ -20,8 +20,11 @@ func reportCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", label, c)
-			if c.Failed > 0 || c.Passed == 0 {
+			switch {
+			case c.Failed > 0:
 				return errSilentFailure
+			case c.Passed == 0:
+				return errIncomplete
 			}
 			return nil
 		},
