@@ -1,6 +1,7 @@
 # ndfq: qualification harness for Node Declared Features (KEP-5328).
 #   make e2e    builds what it needs, brings up $(TOPOLOGY), runs the suites, writes the report
 #   make test   fast tests, no Docker
+#   make verify the oracle against each Kubernetes release (downloads them)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
@@ -32,7 +33,7 @@ export NDFQ_BIN := $(NDFQ)
 ACTIONLINT_VERSION    ?= v1.7.12
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
-.PHONY: all build test lint validate e2e host images cluster-up cluster-down clean
+.PHONY: all build test verify lint validate e2e host images cluster-up cluster-down clean
 
 all: build
 
@@ -54,6 +55,11 @@ test: $(BIN)/actionlint
 	GO=$(GO) hack/verify-vet.sh
 	$(BIN)/actionlint
 	$(GO) test -count=1 $(UNIT_PKGS)
+
+## verify: the oracle against each Kubernetes release it was written from
+## (downloads those releases once; CI runs it after make test)
+verify:
+	GO=$(GO) hack/verify-oracle.sh
 
 ## lint: golangci-lint (.golangci.yaml) over the code and the suites, and actionlint
 lint:
