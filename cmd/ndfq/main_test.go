@@ -38,6 +38,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "--freshness", "0s"}, exitError, "--freshness 0s"},
 		{[]string{"probe", "--max-missing-rate", "2"}, exitError, "--max-missing-rate 2"},
 		{[]string{"probe", "--bogus"}, exitError, "unknown flag: --bogus"},
+		{[]string{"probe", "--intent", bad}, exitError, "--intent: "},
+		{[]string{"probe", "--intent", "nope"}, exitError, `--intent: no topology "nope"`},
 		{[]string{"report", "summary", "--junit", filepath.Join(t.TempDir(), "none.xml")}, exitError, "none.xml"},
 	}
 	for _, c := range cases {

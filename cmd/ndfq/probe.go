@@ -17,7 +17,8 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL, as, svg string
+	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL, as, svg, intentFile, intentCPVersion string
+	var intent rollout.Intent
 	t := rollout.DefaultThresholds
 	cmd := &cobra.Command{
 		Use:   "probe",
@@ -43,6 +44,13 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 			case t.MinLatency < 0:
 				return fmt.Errorf("--min-latency %s: want 0 or more", t.MinLatency)
 			}
+			if intentFile != "" {
+				plan, err := topology.LoadWith(intentFile, intentCPVersion)
+				if err != nil {
+					return fmt.Errorf("--intent: %w", err)
+				}
+				intent = intentOf(plan)
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,6 +73,9 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 				return err
 			}
 			gate := rollout.Evaluate(run, t)
+			if intent != nil {
+				gate.CheckIntent(run, intent)
+			}
 			out := cmd.OutOrStdout()
 			switch output {
 			case "json":
@@ -102,9 +113,20 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	f.StringVarP(&output, "output", "o", "text", "text, json or markdown")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
+	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
+	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")
 	f.Float64Var(&t.MaxMissingRate, "max-missing-rate", t.MaxMissingRate, "fraction of a pool's nodes that may miss declarations")
 	f.Float64Var(&t.MaxLatencyRatio, "max-latency-ratio", t.MaxLatencyRatio, "probe/control scheduling decision time ratio that holds")
 	f.DurationVar(&t.MinLatency, "min-latency", t.MinLatency, "decision times under this never hold on ratio")
 	return cmd
+}
+
+// intentOf is a topology as the plan the probe holds a fleet to.
+func intentOf(t *topology.Topology) rollout.Intent {
+	out := rollout.Intent{}
+	for _, p := range t.Pools() {
+		out[p.Name] = rollout.IntentPool{Count: p.Count, Kubelet: p.Intent()}
+	}
+	return out
 }

@@ -28,7 +28,9 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 	if bin == "" {
 		bin, _ = filepath.Abs(filepath.Join("..", "bin", "ndfq"))
 	}
-	args = append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL}, args...)
+	// The topology is the fleet's plan: a kubelet that drifted from it holds.
+	args = append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
+		"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr

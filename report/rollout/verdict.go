@@ -46,10 +46,11 @@ const (
 	UnexpectedUpdateRejection Condition = "unexpected-update-rejection" // an update was rejected on a pool that declares what it needs
 	UnexpectedUpdateAdmission Condition = "unexpected-update-admission" // an update was admitted for a node that does not declare what it needs
 	GateFingerprint           Condition = "gate-fingerprint"            // the control-plane components and kubelets disagree on the gate
+	IntentMismatch            Condition = "intent-mismatch"             // a node's kubelet, gates or declarations differ from the operator's plan (--intent)
 )
 
 // Conditions lists every stop condition (probe.schema.json enumerates them).
-var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool, UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, GateFingerprint}
+var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool, UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, GateFingerprint, IntentMismatch}
 
 // Reason is one stop condition that fired.
 type Reason struct {

@@ -3,11 +3,13 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
 )
 
@@ -132,5 +134,64 @@ func TestHoldsAndFired(t *testing.T) {
 	}
 	if got := g.Fired(); !slices.Equal(got, []Condition{DeclaredButNotEnabled, StaleDeclarations}) {
 		t.Errorf("Fired = %v", got)
+	}
+}
+
+// The plan of soundRun's fleet: pool a runs 1.37 kubelets whose oracle set
+// is what a1 declares; pool b runs 1.34 kubelets that declare nothing.
+func soundIntent() Intent {
+	return Intent{
+		"a": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.37.2"}},
+		"b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.34.4"}},
+	}
+}
+
+func intentRun() *probes.Run {
+	r := soundRun()
+	a := fixtures.Kubelet{Version: "1.37.2"}
+	r.Declarations[0].Declared = a.MustDeclare()
+	r.Declarations[0].Gates = probes.Gates{}
+	for g, on := range fixtures.EffectiveGates("1.37", nil) {
+		r.Declarations[0].Gates[g] = probes.GateState{Enabled: on}
+	}
+	return r
+}
+
+func TestIntent(t *testing.T) {
+	g := Evaluate(intentRun(), DefaultThresholds)
+	g.CheckIntent(intentRun(), soundIntent())
+	if g.Verdict != GO {
+		t.Fatalf("the fleet as planned: %s %v", g.Verdict, g.Reasons)
+	}
+	// The kubelet of a1 runs RestartAllContainers off (its config file, say)
+	// and declares consistently with that: only the intent catches it.
+	drift := intentRun()
+	d := &drift.Declarations[0]
+	d.Gates[fixtures.RestartAllContainersOnContainerExits] = probes.GateState{Enabled: false}
+	d.Declared = slices.DeleteFunc(slices.Clone(d.Declared), func(f string) bool { return f == fixtures.RestartAllContainersOnContainerExits })
+	g = Evaluate(drift, DefaultThresholds)
+	if g.Verdict != GO {
+		t.Fatalf("without the intent the drift is invisible, which is why --intent exists: %v", g.Reasons)
+	}
+	g.CheckIntent(drift, soundIntent())
+	text := fmt.Sprint(g.Reasons)
+	for _, want := range []string{
+		"intent-mismatch [a/a1]: gate RestartAllContainersOnContainerExits: the intent plans true, the kubelet reports off",
+		"intent-mismatch [a/a1]: feature RestartAllContainersOnContainerExits: the intent's kubelet declares it, the node does not",
+	} {
+		if g.Verdict != HOLD || !strings.Contains(text, want) {
+			t.Errorf("want %q in %s %s", want, g.Verdict, text)
+		}
+	}
+	for want, plan := range map[string]Intent{
+		`pool "b" is not in the intent`:             {"a": soundIntent()["a"]},
+		"kubelet v1.34.4, the intent plans v1.35.4": {"a": soundIntent()["a"], "b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.35.4"}}},
+		"1 node(s), the intent plans 2":             {"a": soundIntent()["a"], "b": {Count: 2, Kubelet: fixtures.Kubelet{Version: "1.34.4"}}},
+	} {
+		g := Evaluate(intentRun(), DefaultThresholds)
+		g.CheckIntent(intentRun(), plan)
+		if g.Verdict != HOLD || !strings.Contains(fmt.Sprint(g.Reasons), want) || !g.Holds(IntentMismatch, "b", "") {
+			t.Errorf("want %q: %s %v", want, g.Verdict, g.Reasons)
+		}
 	}
 }
