@@ -29,8 +29,8 @@ func TestRenderSkewTopology(t *testing.T) {
 	if cfg.Name != "ndfq-skew-1-37" {
 		t.Errorf("cluster name %q", cfg.Name)
 	}
-	if len(cfg.Nodes) != 7 {
-		t.Fatalf("%d nodes, want 7", len(cfg.Nodes))
+	if len(cfg.Nodes) != top.NodeCount() || len(cfg.Nodes) != 8 {
+		t.Fatalf("%d nodes, want 8 (skew-1.37)", len(cfg.Nodes))
 	}
 	if len(cfg.FeatureGates) != 0 {
 		t.Errorf("kind's cluster-wide featureGates reach every kubelet and must stay empty: %v", cfg.FeatureGates)

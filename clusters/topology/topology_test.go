@@ -26,8 +26,8 @@ func TestDefaultTopologyShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if top.NodeCount() != 7 {
-		t.Errorf("skew-1.37 has %d nodes, want 7", top.NodeCount())
+	if top.NodeCount() != 8 {
+		t.Errorf("skew-1.37 has %d nodes, want 8", top.NodeCount())
 	}
 	if got := fmt.Sprint(top.Versions()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2]" {
 		t.Errorf("versions %s", got)
