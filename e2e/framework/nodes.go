@@ -95,15 +95,16 @@ func (e *Env) PatchDeclared(ctx context.Context, node string, list any) error {
 // the node says so, never after a sleep.
 func (e *Env) WaitKubelet(ctx context.Context, name, version string, gates map[string]bool) {
 	GinkgoHelper()
-	if version == "" {
-		version = "its version"
+	runs := version
+	if runs == "" {
+		runs = "its version"
 	}
-	Expect(wait.Until(ctx, wait.KubeletSync, fmt.Sprintf("kubelet on %s to run %s with %s", name, version, surgery.FormatGatesOrNone(gates)), func(ctx context.Context) (bool, string, error) {
+	Expect(wait.Until(ctx, wait.KubeletSync, fmt.Sprintf("kubelet on %s to run %s with %s", name, runs, surgery.FormatGatesOrNone(gates)), func(ctx context.Context) (bool, string, error) {
 		n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if version != "its version" && n.Status.NodeInfo.KubeletVersion != version {
+		if version != "" && n.Status.NodeInfo.KubeletVersion != version {
 			return false, "kubelet version " + n.Status.NodeInfo.KubeletVersion, nil
 		}
 		if !wait.NodeReady(*n) {

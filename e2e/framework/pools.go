@@ -47,18 +47,6 @@ func Silent(p topology.Pool) bool { return !p.Intent().Publishes() }
 // DeclaresAnything is the property "its kubelets declare at least one feature".
 func DeclaresAnything(p topology.Pool) bool { return len(p.Intent().MustDeclare()) > 0 }
 
-// All is the property "has every one of props".
-func All(props ...func(topology.Pool) bool) func(topology.Pool) bool {
-	return func(p topology.Pool) bool {
-		for _, has := range props {
-			if !has(p) {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // OldestPool is the pool with the oldest kubelet (the first such in file order).
 func OldestPool(pools []topology.Pool) topology.Pool {
 	oldest := pools[0]

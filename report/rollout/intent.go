@@ -69,8 +69,5 @@ func (g *Gate) CheckIntent(run *probes.Run, intent Intent) {
 			add(pool, "", "%d node(s), the intent plans %d", n, intent[pool].Count)
 		}
 	}
-	g.Verdict = GO
-	if len(g.Reasons) > 0 {
-		g.Verdict = HOLD
-	}
+	g.decide()
 }

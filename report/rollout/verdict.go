@@ -239,11 +239,16 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	case run.Scheduler != nil && anyPublished && !run.Scheduler.Enabled(ndf):
 		add(GateFingerprint, "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
 	}
+	g.decide()
+	return g
+}
+
+// decide is the verdict from the reasons: any reason holds.
+func (g *Gate) decide() {
 	g.Verdict = GO
 	if len(g.Reasons) > 0 {
 		g.Verdict = HOLD
 	}
-	return g
 }
 
 func nonEmpty(s, def string) string {
