@@ -9,11 +9,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
@@ -30,36 +30,39 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("UpdateAdmissionSpec"); e = in.Env })
 
+	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
 		for _, ctl := range fixtures.ControlUpdates() {
-			It(fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool)), func(ctx SpecContext) {
+			cell := claims.Find(cells, claims.Update, pool.Name, claims.ControlFeature(ctl.Name))
+			claimIt(cell, fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool)), func(ctx SpecContext) {
 				ns := e.Namespace(ctx, "ctl")
 				pod := e.RunningPod(ctx, ns, "control", pool, ctl.Apply)
 				res, err := probes.Update(ctx, e.Clientset, ns, pod.Name, ctl.Subresource, ctl.Patch)
 				Expect(err).NotTo(HaveOccurred())
-				framework.RecordUpdate(pool.Name, "(none)", 200, res)
+				framework.RecordUpdate(cell, res)
 				Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "%s on node %s (%s): %s", ctl.Name, pod.Spec.NodeName, pool.Name, res.Message)
 			})
 		}
 	}
 
 	for _, probe := range fixtures.UpdateProbes(framework.CPMinor(t)) {
-		if !t.APIServer().Enables(probe.APIServerGate) || !t.APIServer().Enables(fixtures.NodeDeclaredFeatures) {
-			continue // the validator is a no-op with the apiserver's gate off
-		}
 		for _, pool := range t.Pools() {
-			declares := pool.Intent().Declares(probe.Feature)
+			cell := claims.Find(cells, claims.Update, pool.Name, probe.Feature)
+			declares := cell.Expect == claims.Admitted
 			claim := fmt.Sprintf("an update that needs %s of a pod on %s, which does not declare it, is rejected with 403 and the validator's message", probe.Feature, framework.PoolDesc(pool))
-			if declares {
+			switch {
+			case declares:
 				claim = fmt.Sprintf("an update that needs %s of a pod on %s, which declares it, is admitted and applied by its kubelet", probe.Feature, framework.PoolDesc(pool))
+			case !cell.Applies():
+				claim = fmt.Sprintf("an update that needs %s of a pod on %s", probe.Feature, framework.PoolDesc(pool))
 			}
-			It(claim, func(ctx SpecContext) {
+			claimIt(cell, claim, func(ctx SpecContext) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				ns := e.Namespace(ctx, "upd")
 				pod := e.RunningPod(ctx, ns, "resize", pool, probe.Apply)
 				res, err := probes.Update(ctx, e.Clientset, ns, pod.Name, probe.Subresource, probe.Patch)
 				Expect(err).NotTo(HaveOccurred())
-				framework.RecordUpdate(pool.Name, probe.Feature, map[bool]int32{true: 200, false: 403}[declares], res)
+				framework.RecordUpdate(cell, res)
 				if declares {
 					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s on declaring node %s: %s", probe.Feature, pod.Spec.NodeName, res.Message)
 					Expect(wait.Until(ctx, wait.PodRunning, "kubelet on "+pod.Spec.NodeName+" to apply the resize", func(ctx context.Context) (bool, string, error) {
@@ -81,38 +84,39 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 // KubeletAdmissionSpecInput is the input of KubeletAdmissionSpec.
 type KubeletAdmissionSpecInput struct{ framework.SpecInput }
 
-// KubeletAdmissionSpec binds pods that need a feature straight to nodes
-// that lack it: a publishing kubelet fails them, a silent one runs them
-// (finding F1).
+// KubeletAdmissionSpec binds pods that need a feature straight to each
+// pool's node, past the scheduler, with a container that uses the rule: a
+// declaring kubelet honours it, a publishing kubelet that lacks it fails
+// the pod, a silent one runs the pod and ignores the rule (finding F1).
 func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmissionSpecInput) {
 	t := inputGetter().Topology
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("KubeletAdmissionSpec"); e = in.Env })
 
+	cells := claims.Matrix(t)
 	for _, probe := range fixtures.SchedulingProbes(framework.CPMinor(t)) {
-		if !t.APIServer().Enables(probe.APIServerGate) {
-			continue
-		}
 		for _, pool := range t.Pools() {
-			if pool.Intent().Declares(probe.Feature) {
-				continue // a declaring kubelet runs it: the scheduling specs show that
+			cell := claims.Find(cells, claims.KubeletAdmission, pool.Name, probe.Feature)
+			claim := fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s", probe.Feature, framework.PoolDesc(pool))
+			switch cell.Expect {
+			case claims.Honoured:
+				claim += fmt.Sprintf(", which declares it, runs and its rule is honoured: main exiting %d restarts its sibling", fixtures.RuleExitCode)
+			case claims.KubeletRejected:
+				claim += " fails with " + fixtures.KubeletRejectionReason
+			case claims.Ignored:
+				claim += fmt.Sprintf(" runs unrefused and its rule is silently ignored: main exiting %d leaves its sibling running (finding F1)", fixtures.RuleExitCode)
 			}
-			if pool.Intent().Publishes() {
-				It(fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s fails with %s", probe.Feature, framework.PoolDesc(pool), fixtures.KubeletRejectionReason), func(ctx SpecContext) {
-					res := e.BindToPool(ctx, pool, probe)
-					Expect(res.Phase).To(Equal(corev1.PodFailed), "kubelet on %s let the pod run", res.Node)
-					Expect(res.Reason).To(Equal(fixtures.KubeletRejectionReason))
+			claimIt(cell, claim, func(ctx SpecContext) {
+				node, seen, res := e.KubeletOutcome(ctx, pool, probe)
+				framework.RecordKubelet(cell, node, seen)
+				if cell.Expect == claims.Ignored {
+					framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,
+						Text: fmt.Sprintf("F1: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and its rule is %s", probe.Feature, pool.PoolVersion(), pool.Name, seen)})
+				}
+				Expect(seen).To(Equal(cell.Expect), "kubelet on %s: phase %s %s %s", node, res.Phase, res.Reason, res.Message)
+				if cell.Expect == claims.KubeletRejected {
 					Expect(res.Message).To(Equal(fixtures.KubeletRejectionMessage(probe.Feature)))
-					framework.Record(report.Observation{Kind: report.KindKubelet, Pool: pool.Name, Node: res.Node, Feature: probe.Feature, Expected: fixtures.KubeletRejectionReason, Seen: res.Reason, OK: true})
-				})
-				continue
-			}
-			// Finding F1 (docs/findings.md): nothing refuses it; the rule is not honoured.
-			It(fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s runs unrefused: the requirement is silently not honoured (finding F1)", probe.Feature, framework.PoolDesc(pool)), func(ctx SpecContext) {
-				res := e.BindToPool(ctx, pool, probe)
-				Expect(res.Phase).To(Equal(corev1.PodRunning), "kubelet on %s: %s %s", res.Node, res.Reason, res.Message)
-				framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: res.Node, Feature: probe.Feature,
-					Text: fmt.Sprintf("F1: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and the requirement is not honoured", probe.Feature, pool.PoolVersion(), pool.Name)})
+				}
 			})
 		}
 	}

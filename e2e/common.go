@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 var (
@@ -22,3 +23,20 @@ var (
 
 // restartAll is the feature the placement scenarios place pods with.
 const restartAll = fixtures.RestartAllContainersOnContainerExits
+
+// claimIt makes a cell of the claim matrix a spec: body where the cell
+// applies; where it does not, a spec that skips with the reason, so JUnit
+// and report.md count and list it instead of it vanishing.
+func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
+	if c.Applies() {
+		It(text, append(args, body)...)
+		return
+	}
+	notApplicable(text, c.NotApplicable, args...)
+}
+
+// notApplicable is a claim this topology cannot ask: a spec that skips
+// with the reason, counted as skipped in JUnit and listed in report.md.
+func notApplicable(text, reason string, args ...any) {
+	It(text+": not applicable", append(args, func() { Skip("not applicable: " + reason) })...)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -28,14 +29,22 @@ func ControlPlaneRollbackSpec(_ context.Context, inputGetter func() ControlPlane
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ControlPlaneRollbackSpec"); e = in.Env })
 
+	const claim = "the safe control-plane rollback keeps running dependents running and leaves nothing Pending"
 	if !t.APIServer().Enables(fixtures.NodeDeclaredFeatures) || !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) {
-		return // nothing to roll back; alpha-1.35's staged rollout rolls its own back
+		// alpha-1.35's staged rollout rolls its own back.
+		notApplicable(claim, "the control plane runs without NodeDeclaredFeatures in this topology: there is nothing to roll back")
+		return
 	}
 	subject, okSubject := framework.PoolWhere(t.Workers, framework.Declares(restartAll))
 	lacking, okLacking := framework.PoolWhere(t.Workers, framework.Lacks(restartAll))
 	sched, okSched := t.Scheduler().Rollback()
 	api, okAPI := t.APIServer().Rollback()
-	if !okSubject || !okSched || !okAPI {
+	switch {
+	case !okSubject:
+		notApplicable(claim, "no worker pool declares "+restartAll+" for a running dependent")
+		return
+	case !okSched || !okAPI:
+		notApplicable(claim, fmt.Sprintf("control plane %s has NodeDeclaredFeatures locked on, and so has the minor it may emulate (%s): no rollback exists", t.ControlPlaneVersion(), kubeversion.PreviousMinor(framework.CPMinor(t))))
 		return
 	}
 

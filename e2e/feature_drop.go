@@ -33,8 +33,9 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("FeatureDropSpec"); e = in.Env })
 
-	subject, fallback, ok := dropSubject(t)
-	if !ok {
+	subject, fallback, why := dropSubject(t)
+	if why != "" {
+		notApplicable("turning "+restartAll+" off on a running kubelet: the trap, the safe order and the no-capacity refusal", why)
 		return
 	}
 	probe := framework.SchedulingProbe(t, restartAll)

@@ -44,7 +44,16 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 
 	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
 		lacking, ok := framework.PoolWhere(t.Pools(), framework.Lacks(probe.Feature))
-		if !ok || !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) || !t.APIServer().Enables(probe.APIServerGate) {
+		claim := "a node labelled " + probe.Feature + "=true, which it does not declare, still refuses a pod that needs it"
+		switch why := whyNoRefusal(t); {
+		case !t.APIServer().Enables(probe.APIServerGate):
+			notApplicable(claim, "kube-apiserver has "+probe.APIServerGate+" off in this topology: no pod can need "+probe.Feature)
+			continue
+		case why != "":
+			notApplicable(claim, why)
+			continue
+		case !ok:
+			notApplicable(claim, "every pool declares "+probe.Feature)
 			continue
 		}
 		It(fmt.Sprintf("a node of %s labelled %s=true, which it does not declare, still refuses a pod that needs it", framework.PoolDesc(lacking), probe.Feature), disruptive, func(ctx SpecContext) {
@@ -127,19 +136,40 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 				Text: fmt.Sprintf("a forged declaration on %s (%s) was overwritten by its kubelet after %s", node, declaring.Name, took.Round(time.Second))})
 			Expect(e.DeclaredOf(ctx, node)).To(Equal(real))
 		})
+	} else {
+		notApplicable("a well-formed forged name patched into a node is overwritten by its kubelet", "no pool's kubelet declares anything in this topology")
 	}
 
 	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
-		// Finding F2 (docs/findings.md): nothing ever clears it.
-		It(fmt.Sprintf("a forged name patched into a node of %s, whose kubelet publishes nothing, stays: the kubelet never clears it (finding F2)", framework.PoolDesc(silent)), disruptive, func(ctx SpecContext) {
+		// Finding F2 (docs/findings.md): nothing ever clears it. Where the
+		// scheduler filters, the consequence too: it trusts the forgery and
+		// binds a pod that needs the forged feature there.
+		forged := []string{forgedName}
+		consequence := ""
+		if whyNoRefusal(t) == "" {
+			forged = []string{forgedName, restartAll}
+			consequence = fmt.Sprintf("; a pod that needs %s is then bound there", restartAll)
+		}
+		It(fmt.Sprintf("forged names patched into a node of %s, whose kubelet publishes nothing, stay: the kubelet never clears them%s (finding F2)", framework.PoolDesc(silent), consequence), disruptive, func(ctx SpecContext) {
 			node, _ := e.PoolNode(ctx, silent)
-			Expect(e.PatchDeclared(ctx, node, []string{forgedName})).To(Succeed())
+			Expect(e.PatchDeclared(ctx, node, forged)).To(Succeed())
 			DeferCleanup(func(ctx SpecContext) { Expect(e.PatchDeclared(ctx, node, nil)).To(Succeed()) })
 			// Several status periods (10s each) and one lease renewal pass.
 			Consistently(func() []string { return e.DeclaredOf(ctx, node) }).WithTimeout(35*time.Second).WithPolling(5*time.Second).
-				Should(ContainElement(forgedName), "the kubelet on %s cleared the forgery", node)
+				Should(Equal(forged), "the kubelet on %s changed the forgery", node)
 			framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node,
 				Text: fmt.Sprintf("F2: a forged declaration on a node whose kubelet publishes nothing (%s, %s) is never cleared", silent.Name, silent.PoolVersion())})
+			if consequence == "" {
+				return
+			}
+			By("the scheduler trusts the forgery: a pod that needs " + restartAll + " is bound to " + node)
+			ns := e.Namespace(ctx, "forged")
+			res := e.Place(ctx, ns, framework.PoolPod("trusts-forgery", silent, framework.SchedulingProbe(t, restartAll).Apply))
+			Expect(res.Node).To(Equal(node), "the scheduler refused the forged node: %s", res.Message)
+			framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node, Feature: restartAll,
+				Text: fmt.Sprintf("F2: the scheduler bound a pod that needs %s to %s on a forged declaration its %s kubelet does not honour", restartAll, node, silent.PoolVersion())})
 		})
+	} else {
+		notApplicable("forged names patched into a node whose kubelet publishes nothing stay", "every pool's kubelet publishes declarations in this topology")
 	}
 }

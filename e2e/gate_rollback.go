@@ -26,14 +26,18 @@ func GateRollbackSpec(_ context.Context, inputGetter func() GateRollbackSpecInpu
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("GateRollbackSpec"); e = in.Env })
 
-	if !refusesPlacement(t) {
+	const claim = "rolling back NodeDeclaredFeatures on a kubelet leaves its declarations in place until they are cleared"
+	if why := whyNoRefusal(t); why != "" {
+		notApplicable(claim, why)
 		return
 	}
+	asked := false
 	for _, pool := range t.Workers {
 		intent := pool.Intent()
 		if !intent.Publishes() || !intent.CanTurnOff(fixtures.NodeDeclaredFeatures) {
 			continue
 		}
+		asked = true
 		rolledBack := intent.Without(fixtures.NodeDeclaredFeatures)
 		It(fmt.Sprintf("rolling back NodeDeclaredFeatures on %s (%s) leaves its declarations in place; the probe holds on declared-but-not-enabled; clearing status.declaredFeatures makes the node honest and feature pods are refused there", framework.PoolDesc(pool), surgery.FormatGatesOrNone(rolledBack.Gates)), func(ctx SpecContext) {
 			name, node := e.PoolNode(ctx, pool)
@@ -48,5 +52,8 @@ func GateRollbackSpec(_ context.Context, inputGetter func() GateRollbackSpecInpu
 			e.WaitKubelet(ctx, name, "", rolledBack.Gates)
 			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "gate rollback "+surgery.FormatGatesOrNone(rolledBack.Gates))
 		}, SpecTimeout(10*time.Minute))
+	}
+	if !asked {
+		notApplicable(claim, "no worker pool publishes declarations with a NodeDeclaredFeatures gate that may be turned off (it is locked on from 1.37)")
 	}
 }

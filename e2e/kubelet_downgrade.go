@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
@@ -29,17 +31,37 @@ func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngrade
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("KubeletDowngradeSpec"); e = in.Env })
 
-	if !refusesPlacement(t) {
+	const claim = "downgrading a publishing kubelet in place to the minor before it"
+	if why := whyNoRefusal(t); why != "" {
+		notApplicable(claim, why)
 		return
 	}
-	downgraded := map[string]bool{}
+	// One downgrade per minor, on the pool whose declared set the downgrade
+	// changes where there is one: then the claim fails if the older kubelet
+	// does not overwrite the newer one's set.
+	chosen, minors := map[string]topology.Pool{}, []string(nil)
+	changes := func(p topology.Pool) bool {
+		older, _ := framework.OlderVersion(t, p)
+		return !slices.Equal(p.Intent().MustDeclare(), p.Intent().DowngradedTo(older).MustDeclare())
+	}
 	for _, pool := range t.Workers {
-		older, ok := framework.OlderVersion(t, pool)
-		minor := pool.Intent().Minor()
-		if !ok || !pool.Intent().Publishes() || downgraded[minor] {
+		if _, ok := framework.OlderVersion(t, pool); !ok || !pool.Intent().Publishes() {
 			continue
 		}
-		downgraded[minor] = true
+		minor := pool.Intent().Minor()
+		if cur, seen := chosen[minor]; !seen {
+			minors = append(minors, minor)
+			chosen[minor] = pool
+		} else if !changes(cur) && changes(pool) {
+			chosen[minor] = pool
+		}
+	}
+	if len(minors) == 0 {
+		notApplicable(claim, "no worker pool publishes declarations with an older minor's kubelet in this topology to go back to")
+	}
+	for _, minor := range minors {
+		pool := chosen[minor]
+		older, _ := framework.OlderVersion(t, pool)
 		after := pool.Intent().DowngradedTo(older)
 		It(fmt.Sprintf("downgrading the kubelet of %s in place to %s keeps the newer kubelet's declarations until they are cleared; then the node declares what the %s oracle says", framework.PoolDesc(pool), older, after.Minor()), func(ctx SpecContext) {
 			name, node := e.PoolNode(ctx, pool)
@@ -64,12 +86,26 @@ func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngrade
 			Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
 			e.WaitKubelet(ctx, name, older, after.Gates)
 			if want := after.MustDeclare(); want != nil {
-				// A publishing older kubelet overwrites the set with its own.
+				// A publishing older kubelet overwrites the set with its own:
+				// what only the newer minor declared goes, the rest stays.
 				e.WaitLeaseRenewals(ctx, name, 2)
 				e.WaitDeclared(ctx, name, want)
+				framework.Record(report.Observation{Kind: report.KindMeasure, Pool: pool.Name, Node: name, OK: true,
+					Text: fmt.Sprintf("downgrade to %s: declared %s, then %s (dropped %s)", older, framework.DescribeSet(before), framework.DescribeSet(want), framework.DescribeSet(setMinus(before, want)))})
 				return
 			}
 			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "downgrade to "+older)
 		}, SpecTimeout(10*time.Minute))
 	}
+}
+
+// setMinus is what a has and b lacks.
+func setMinus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

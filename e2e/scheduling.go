@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 // SchedulingSpecInput is the input of SchedulingSpec.
@@ -25,34 +26,34 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("SchedulingSpec"); e = in.Env })
 
+	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
-		It(fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), func(ctx SpecContext) {
+		ctl := claims.Find(cells, claims.Placement, pool.Name, claims.NoFeature)
+		claimIt(ctl, fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), func(ctx SpecContext) {
 			ns := e.Namespace(ctx, "control")
 			res := e.Place(ctx, ns, framework.PoolPod("control", pool, nil))
-			framework.RecordPlacement(pool.Name, "(none)", "bound", res)
+			framework.RecordPlacement(ctl, res)
 			Expect(res.Unschedulable).To(BeFalse(), "control pod refused on %s: %s", pool.Name, res.Message)
 			Expect(res.Node).NotTo(BeEmpty())
 		})
 	}
 
-	if !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) {
-		return // without the plugin no refusal is claimed; the rollout suite covers that stage
-	}
 	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
-		if !t.APIServer().Enables(probe.APIServerGate) {
-			continue // the apiserver would drop the field: no pod can need the feature
-		}
 		for _, pool := range t.Pools() {
-			declares := pool.Intent().Declares(probe.Feature)
+			cell := claims.Find(cells, claims.Placement, pool.Name, probe.Feature)
+			declares := cell.Expect == claims.Bound
 			claim := fmt.Sprintf("a pod that needs %s stays Pending, Unschedulable with the %s plugin message, on %s, which does not declare it", probe.Feature, cpMinor, framework.PoolDesc(pool))
-			if declares {
+			switch {
+			case declares:
 				claim = fmt.Sprintf("a pod that needs %s is bound on %s, which declares it", probe.Feature, framework.PoolDesc(pool))
+			case !cell.Applies():
+				claim = fmt.Sprintf("a pod that needs %s placed on %s", probe.Feature, framework.PoolDesc(pool))
 			}
-			It(claim, func(ctx SpecContext) {
+			claimIt(cell, claim, func(ctx SpecContext) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				ns := e.Namespace(ctx, "sched")
 				res := e.Place(ctx, ns, framework.PoolPod(podName("needs", pool.Name), pool, probe.Apply))
-				framework.RecordPlacement(pool.Name, probe.Feature, map[bool]string{true: "bound", false: "refused"}[declares], res)
+				framework.RecordPlacement(cell, res)
 				if declares {
 					Expect(res.Unschedulable).To(BeFalse(), "pod needing %s refused on declaring pool %s: %s", probe.Feature, pool.Name, res.Message)
 					Expect(res.Node).NotTo(BeEmpty())

@@ -10,12 +10,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/report/rollout"
 )
@@ -33,7 +31,13 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 	BeforeAll(func() { in := inputGetter(); in.Check("StagedRolloutSpec"); e = in.Env })
 
 	// The rollout starts where the feature is off everywhere and may be turned on.
-	if t.APIServer().Enables(fixtures.NodeDeclaredFeatures) || t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) || fixtures.GateLocked(framework.CPMinor(t), fixtures.NodeDeclaredFeatures) {
+	const claim = "turning NodeDeclaredFeatures on stage by stage in the supported order, and rolling the control plane back"
+	switch {
+	case fixtures.GateLocked(framework.CPMinor(t), fixtures.NodeDeclaredFeatures):
+		notApplicable(claim, "the control plane's minor "+framework.CPMinor(t)+" has NodeDeclaredFeatures locked on: there is nothing to roll out")
+		return
+	case t.APIServer().Enables(fixtures.NodeDeclaredFeatures) || t.Scheduler().Enables(fixtures.NodeDeclaredFeatures):
+		notApplicable(claim, "the control plane already runs NodeDeclaredFeatures in this topology: the rollout starts where it is off everywhere")
 		return
 	}
 	var canary topology.Pool
@@ -41,7 +45,8 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 	for _, p := range t.Workers {
 		switch {
 		case p.Intent().Publishes():
-			return // the topology is already part-way
+			notApplicable(claim, "pool "+p.Name+" already publishes declarations in this topology: the rollout starts where they are off everywhere")
+			return
 		case !p.Intent().CanTurnOff(fixtures.NodeDeclaredFeatures):
 			legacy = append(legacy, p) // the minor has no gate to turn on
 		case canary.Name == "":
@@ -51,6 +56,7 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 		}
 	}
 	if canary.Name == "" {
+		notApplicable(claim, "no worker pool has a NodeDeclaredFeatures gate to turn on")
 		return
 	}
 	// What each stage turns on, from the oracle: the feature and its gate.
@@ -139,7 +145,7 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 		}
 	}, SpecTimeout(8*time.Minute))
 
-	It(fmt.Sprintf("rolling the control plane back (scheduler, then apiserver) keeps a running dependent pod on %s running, records what happens to a Pending one, and control pods schedule", canary.Name), func(ctx SpecContext) {
+	It(fmt.Sprintf("rolling the control plane back (scheduler, then apiserver) keeps a running dependent pod on %s running, and binds a Pending one to the pool that lacks the feature once the scheduler stops filtering (F9), and control pods schedule", canary.Name), func(ctx SpecContext) {
 		probe := framework.SchedulingProbe(t, restartAll)
 		ns := e.Namespace(ctx, "cprollback")
 		running := e.RunningPod(ctx, ns, "dependent", canary, probe.Apply)
@@ -155,21 +161,16 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 		Expect(still.Spec.NodeName).To(Equal(running.Spec.NodeName))
 		Expect(still.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the dependent pod was restarted by the rollback")
 		if pendingPool.Name != "" {
-			fate := "still Pending after the rollback"
-			// Not a claim, a record: the scheduler may bind it or leave it.
-			_ = wait.Until(ctx, wait.Scheduling, "the Pending dependent's fate", func(ctx context.Context) (bool, string, error) {
-				p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, "pending", metav1.GetOptions{})
-				if err != nil {
-					return false, err.Error(), nil
-				}
-				if p.Spec.NodeName != "" {
-					fate = "bound to " + p.Spec.NodeName + " once the scheduler stopped filtering"
-					return true, "", nil
-				}
-				return false, fate, nil
-			})
-			framework.Record(report.Observation{Kind: report.KindFinding, Pool: pendingPool.Name, Feature: restartAll, OK: true,
-				Text: "control-plane rollback: a Pending dependent pod was " + fate})
+			// The rolled-back scheduler is the topology's own, without the
+			// plugin: nothing filters on declarations, so the pod is bound to
+			// the pool its affinity names, which lacks the feature (F9).
+			Expect(t.Scheduler().Enables(fixtures.NodeDeclaredFeatures)).To(BeFalse(), "precondition: the rollback turns the plugin off")
+			By("the Pending dependent's fate: bound to pool " + pendingPool.Name + ", running there")
+			bound := e.WaitBound(ctx, ns, "pending")
+			Expect(e.PoolOf(ctx, bound.Spec.NodeName)).To(Equal(pendingPool.Name), "the Pending dependent went to %s", bound.Spec.NodeName)
+			e.WaitRunning(ctx, ns, "pending")
+			framework.Record(report.Observation{Kind: report.KindFinding, Pool: pendingPool.Name, Node: bound.Spec.NodeName, Feature: restartAll, OK: true,
+				Text: "F9: control-plane rollback: a Pending dependent pod was bound to " + bound.Spec.NodeName + " and runs once the scheduler stopped filtering"})
 		}
 		control := e.Place(ctx, ns, framework.PoolPod("control-after", canary, nil))
 		Expect(control.Node).NotTo(BeEmpty(), "control pod after rollback: %s", control.Message)

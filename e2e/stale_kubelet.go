@@ -29,8 +29,9 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("StaleKubeletSpec"); e = in.Env })
 
-	subject, fallback, ok := dropSubject(t)
-	if !ok {
+	subject, fallback, why := dropSubject(t)
+	if why != "" {
+		notApplicable("a stopped kubelet keeps its declarations and the probe calls them stale", why)
 		return
 	}
 	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
@@ -72,24 +73,36 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 
 // dropSubject is the worker pool whose kubelets declare the placement
 // feature and may turn it off, and another pool (the control plane's
-// included) that keeps it for pods to move to. ok is false where the
-// topology has no such pair, or its control plane refuses nothing.
-func dropSubject(t *topology.Topology) (subject, fallback topology.Pool, ok bool) {
-	if !refusesPlacement(t) {
-		return subject, fallback, false
+// included) that keeps it for pods to move to. why says what the topology
+// lacks where it has no such pair, or its control plane refuses nothing.
+func dropSubject(t *topology.Topology) (subject, fallback topology.Pool, why string) {
+	if why := whyNoRefusal(t); why != "" {
+		return subject, fallback, why
 	}
-	subject, ok1 := framework.PoolWhere(t.Workers, func(p topology.Pool) bool {
+	subject, ok := framework.PoolWhere(t.Workers, func(p topology.Pool) bool {
 		return p.Intent().Declares(restartAll) && p.Intent().CanTurnOff(restartAll)
 	})
-	fallback, ok2 := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
+	if !ok {
+		return subject, fallback, "no worker pool declares " + restartAll + " with a gate that may be turned off"
+	}
+	fallback, ok = framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
 		return p.Intent().Declares(restartAll) && p.Name != subject.Name
 	})
-	return subject, fallback, ok1 && ok2
+	if !ok {
+		return subject, fallback, "no second pool declares " + restartAll + " for its pods to move to"
+	}
+	return subject, fallback, ""
 }
 
-// refusesPlacement is whether t's control plane refuses pods that need the
-// placement feature: without the plugin and the field nothing is refused,
-// and the staged-rollout scenario starts there.
-func refusesPlacement(t *topology.Topology) bool {
-	return t.Scheduler().Enables(fixtures.NodeDeclaredFeatures) && t.APIServer().Enables(restartAll)
+// whyNoRefusal is "" where t's control plane refuses pods that need the
+// placement feature; otherwise why it refuses nothing (the staged-rollout
+// scenario starts there).
+func whyNoRefusal(t *topology.Topology) string {
+	switch {
+	case !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures):
+		return "kube-scheduler has NodeDeclaredFeatures off in this topology: nothing refuses a pod (the staged rollout covers that stage)"
+	case !t.APIServer().Enables(restartAll):
+		return "kube-apiserver has " + restartAll + " off in this topology: it drops the field, so no pod can need the feature"
+	}
+	return ""
 }

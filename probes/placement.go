@@ -125,3 +125,66 @@ func Update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subres
 	}
 	return res, fmt.Errorf("patch pod %s: %w", pod, err)
 }
+
+// ExerciseRule watches a running pod shaped by fixtures.RuleExercise: once
+// its main container has exited with the rule's code, the sibling is
+// watched for a window (watch-restart-rule). It reports whether the
+// sibling was restarted: a kubelet that honours the rule restarts it.
+func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, main, sibling string, code int32) (siblingRestarted bool, err error) {
+	status := func(p *corev1.Pod, name string) corev1.ContainerStatus {
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == name {
+				return s
+			}
+		}
+		return corev1.ContainerStatus{}
+	}
+	exited := func(s corev1.ContainerStatus) bool {
+		t := s.State.Terminated
+		if t == nil {
+			t = s.LastTerminationState.Terminated
+		}
+		return t != nil && t.ExitCode == code
+	}
+	get := func(ctx context.Context) (*corev1.Pod, error) {
+		return cs.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	}
+	p, err := get(ctx)
+	if err != nil {
+		return false, err
+	}
+	before := status(p, sibling)
+	if before.ContainerID == "" {
+		return false, fmt.Errorf("pod %s: sibling %s is not running", pod, sibling)
+	}
+	restarted := func(s corev1.ContainerStatus) bool {
+		return s.RestartCount > before.RestartCount || (s.ContainerID != "" && s.ContainerID != before.ContainerID)
+	}
+	var seen bool
+	err = wait.Until(ctx, wait.PodRunning, fmt.Sprintf("container %s of pod %s to exit %d", main, pod, code), func(ctx context.Context) (bool, string, error) {
+		p, err := get(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		seen = restarted(status(p, sibling))
+		return seen || exited(status(p, main)), fmt.Sprintf("%s: %+v", main, status(p, main).State), nil
+	})
+	if err != nil || seen {
+		return seen, err
+	}
+	err = wait.Until(ctx, wait.RuleWindow, fmt.Sprintf("sibling %s of pod %s to be restarted", sibling, pod), func(ctx context.Context) (bool, string, error) {
+		p, err := get(ctx)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		s := status(p, sibling)
+		return restarted(s), fmt.Sprintf("restart count %d, container %s", s.RestartCount, s.ContainerID), nil
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, wait.ErrNotDone):
+		return false, nil
+	}
+	return false, err
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 // Kinds of observation a spec records.
@@ -51,6 +53,9 @@ type Summary struct {
 	// Incomplete says why the run did not ask every claim it has: a dry
 	// run, a label filter or focus that left specs out.
 	Incomplete []string
+	// Cells is the topology's claim matrix: a cell that applies and has no
+	// observation makes the run INCOMPLETE; the others are listed with why.
+	Cells []claims.Cell
 }
 
 // Verdicts of a suite run. INCOMPLETE is never GO: something that applies
@@ -85,17 +90,33 @@ type poolRow struct {
 }
 
 // Verdict is HOLD when a spec failed or a claim's observation did not
-// hold; INCOMPLETE when nothing passed or the run left claims out; GO
-// only when specs ran, none failed, none was left out and every
-// observation held.
+// hold; INCOMPLETE when nothing passed, the run left specs out or a cell
+// of the matrix that applies has no observation; GO only when specs ran,
+// none failed, every cell that applies was observed and every observation
+// held.
 func (s Summary) Verdict() string {
 	switch {
 	case len(s.Failures) > 0 || len(s.broken()) > 0:
 		return HOLD
-	case s.Counts.Passed == 0 || len(s.Incomplete) > 0:
+	case len(s.incompleteReasons()) > 0:
 		return INCOMPLETE
 	}
 	return GO
+}
+
+// unobserved are the cells that apply and no observation answers.
+func (s Summary) unobserved() []claims.Cell {
+	seen := map[string]bool{}
+	for _, o := range s.Observations {
+		seen[claims.Key(o.Kind, o.Pool, o.Feature)] = true
+	}
+	var out []claims.Cell
+	for _, c := range s.Cells {
+		if c.Applies() && !seen[c.Key()] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Markdown writes report.md.
@@ -172,6 +193,7 @@ func (s Summary) Markdown(w io.Writer) error {
 		r := row(pool)
 		p("| %s | %s | `%s` | %s | %d/%d | %d/%d | %d/%d | %d/%d |\n", pool, r.kubelet, r.digest, r.set, r.refExp, r.refSeen, r.rejExp, r.rejSeen, r.placeOK, r.placeAll, r.updOK, r.updAll)
 	}
+	s.matrix(w)
 	if len(findings) > 0 {
 		sort.Strings(findings)
 		p("\n## Flagged behaviour (see docs/findings.md)\n\n")
@@ -193,6 +215,17 @@ func (s Summary) incompleteReasons() []string {
 	out := slices.Clone(s.Incomplete)
 	if s.Counts.Passed == 0 {
 		out = append([]string{"no spec passed"}, out...)
+	}
+	missing := s.unobserved()
+	switch {
+	case len(missing) == 0:
+	case len(out) > 0:
+		// Left out on purpose: the count is enough.
+		out = append(out, fmt.Sprintf("%d cell(s) of the claim matrix that apply have no observation", len(missing)))
+	default:
+		for _, c := range missing {
+			out = append(out, fmt.Sprintf("no observation of the %s claim on pool %s for %s (expected %s)", c.Kind, c.Pool, c.Feature, c.Expect))
+		}
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 func TestMarkdownGOAndHOLD(t *testing.T) {
@@ -93,5 +95,36 @@ func TestCountJUnit(t *testing.T) {
 	}
 	if c.String() != "1 passed, 1 failed, 1 skipped" {
 		t.Errorf("closing line %q", c.String())
+	}
+}
+
+// A cell of the matrix that applies and has no observation is INCOMPLETE;
+// cells that do not apply are listed with their reason and change nothing.
+func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
+	cells := []claims.Cell{
+		{Kind: claims.Placement, Pool: "a", Feature: "F", Expect: claims.Refused},
+		{Kind: claims.Placement, Pool: "b", Feature: "F", NotApplicable: "kube-apiserver has F off in this topology"},
+		{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe"},
+	}
+	s := Summary{Topology: "t", Pools: []string{"a", "b"}, Counts: Counts{Passed: 1, Skipped: 1}, Cells: cells}
+	var b strings.Builder
+	_ = s.Markdown(&b)
+	if s.Verdict() != INCOMPLETE || !strings.Contains(b.String(), "no observation of the placement claim on pool a for F (expected refused)") {
+		t.Errorf("unobserved cell: verdict %s\n%s", s.Verdict(), b.String())
+	}
+	s.Observations = []Observation{{Kind: KindPlacement, Pool: "a", Feature: "F", Expected: "refused", Seen: "refused", OK: true}}
+	b.Reset()
+	_ = s.Markdown(&b)
+	out := b.String()
+	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	s.Observations[0].Seen, s.Observations[0].OK = "bound", false
+	b.Reset()
+	_ = s.Markdown(&b)
+	if s.Verdict() != HOLD || !strings.Contains(b.String(), "| placement · F | ✗ bound (want refused) |") {
+		t.Errorf("broken cell:\n%s", b.String())
 	}
 }

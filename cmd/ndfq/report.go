@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -31,5 +36,52 @@ func reportCommand() *cobra.Command {
 	}
 	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
 	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
-	return group("report", "Summaries of suite results", summary)
+	return group("report", "Summaries of suite results, and the claims a topology makes", summary, claimsCommand())
+}
+
+func claimsCommand() *cobra.Command {
+	var topo, k8sVersion, output string
+	cmd := &cobra.Command{
+		Use:   "claims",
+		Short: "Print the claim matrix of a topology without a cluster: every (claim, pool, feature) cell, what it expects, or why it does not apply",
+		Args:  noArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			if output != "text" && output != "markdown" && output != "json" {
+				return fmt.Errorf("--output %q: want text, markdown or json", output)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := topology.LoadWith(topo, k8sVersion)
+			if err != nil {
+				return err
+			}
+			cells := claims.Matrix(t)
+			out := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(cells)
+			case "markdown":
+				report.WriteMatrix(out, cells, func(c claims.Cell) string { return "expect " + c.Expect })
+			default:
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "CLAIM\tPOOL\tKUBELET\tFEATURE\tSTATUS")
+				for _, c := range cells {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Kind, c.Pool, c.Kubelet, c.Feature, c.Status())
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			applies, na, uncovered := claims.Count(cells)
+			fmt.Fprintf(cmd.ErrOrStderr(), "topology %s: %d cells apply, %d not applicable, %d not covered by a probe yet\n", t.Name, applies, na, uncovered)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&topo, "topology", topology.DefaultName, "shipped topology name or file")
+	cmd.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the control-plane version ($KUBERNETES_VERSION)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, markdown or json")
+	return cmd
 }

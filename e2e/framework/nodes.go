@@ -195,3 +195,11 @@ func SortedCopy(s []string) []string {
 	}
 	return out
 }
+
+// PoolOf is the pool label of a node.
+func (e *Env) PoolOf(ctx context.Context, node string) string {
+	GinkgoHelper()
+	n, err := e.Clientset.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return n.Labels[topology.PoolLabel]
+}

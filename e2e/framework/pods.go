@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 )
@@ -70,14 +71,40 @@ func (e *Env) PodsIn(ctx context.Context, ns string) []corev1.Pod {
 	return list.Items
 }
 
-// BindToPool creates a pod that needs probe's feature with spec.nodeName
-// set to the pool's first node, bypassing the scheduler, and returns what
-// its kubelet did.
-func (e *Env) BindToPool(ctx context.Context, pool topology.Pool, probe fixtures.SchedulingProbe) probes.Admission {
+// KubeletOutcome binds a pod that needs probe's feature, shaped to use its
+// rule (fixtures.RuleExercise), to the pool's first node past the
+// scheduler, and says what its kubelet did: PodFeatureUnsupported, the rule
+// honoured (the sibling restarted when main exited), or the rule ignored.
+func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixtures.SchedulingProbe) (node, seen string, res probes.Admission) {
 	GinkgoHelper()
 	ns := e.Namespace(ctx, "kadm")
-	node, _ := e.PoolNode(ctx, pool)
-	res, err := probes.BindDirectly(ctx, e.Clientset, ns, node, PoolPod("bound", pool, probe.Apply))
+	node, _ = e.PoolNode(ctx, pool)
+	pod := PoolPod("bound", pool, probe.Apply)
+	fixtures.RuleExercise(pod)
+	res, err := probes.BindDirectly(ctx, e.Clientset, ns, node, pod)
 	Expect(err).NotTo(HaveOccurred())
-	return res
+	if res.Rejected() {
+		return node, res.Reason, res
+	}
+	restarted, err := probes.ExerciseRule(ctx, e.Clientset, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
+	Expect(err).NotTo(HaveOccurred())
+	if restarted {
+		return node, claims.Honoured, res
+	}
+	return node, claims.Ignored, res
+}
+
+// WaitBound waits (wait-scheduling) until the pod is bound to a node.
+func (e *Env) WaitBound(ctx context.Context, ns, name string) *corev1.Pod {
+	GinkgoHelper()
+	var pod *corev1.Pod
+	Expect(wait.Until(ctx, wait.Scheduling, "pod "+name+" to be bound", func(ctx context.Context) (bool, string, error) {
+		p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		pod = p
+		return p.Spec.NodeName != "", "not bound", nil
+	})).To(Succeed())
+	return pod
 }

@@ -7,6 +7,7 @@ package wait
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -31,10 +32,13 @@ const (
 	PodRunning    Name = "wait-pod-running"
 	NamespaceGone Name = "wait-namespace-gone"
 	KubeletSync   Name = "wait-kubelet-sync"
+	// RuleWindow is how long a sibling is watched for a restart a container
+	// restart rule would cause; its timeout is the window, not a wait.
+	RuleWindow Name = "watch-restart-rule"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync, RuleWindow}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
@@ -144,6 +148,10 @@ func known() string {
 	return strings.Join(s, ", ")
 }
 
+// ErrNotDone is in Until's error when the timeout passed: a caller that
+// watches a window for something that must not happen tells it apart.
+var ErrNotDone = errors.New("not done")
+
 // Until polls cond with the named interval until it returns true, an
 // error, or the timeout; the error then says what was awaited and the
 // last reason cond gave.
@@ -169,7 +177,7 @@ func Until(ctx context.Context, name Name, what string, cond func(ctx context.Co
 		if ctx.Err() != nil {
 			return fmt.Errorf("waiting for %s: %w (last: %s)", what, ctx.Err(), last)
 		}
-		return fmt.Errorf("waiting for %s: not done within %s (%s): %s", what, iv.Timeout, name, last)
+		return fmt.Errorf("waiting for %s: %w within %s (%s): %s", what, ErrNotDone, iv.Timeout, name, last)
 	}
 	return nil
 }
