@@ -22,7 +22,7 @@ func probeCommand() *cobra.Command {
 	t := rollout.DefaultThresholds
 	cmd := &cobra.Command{
 		Use:   "probe",
-		Short: "Probe any cluster's Node Declared Features and print GO (exit 0) or HOLD with reasons (exit 1); errors exit 2",
+		Short: "Probe any cluster's Node Declared Features and print GO (exit 0), HOLD with reasons (exit 1), or INCOMPLETE naming the checks it could not make (exit 3); errors exit 2",
 		Long: `probe reads every node's declaredFeatures and its kubelet's gates, the apiserver's
 (and optionally the scheduler's) gates, then places probe pods and sends probe updates
 per pool in a namespace it creates and removes. It never writes to Node objects.`,
@@ -98,8 +98,11 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 					return err
 				}
 			}
-			if gate.Verdict != rollout.GO {
+			switch gate.Verdict {
+			case rollout.HOLD:
 				return errSilentFailure
+			case rollout.INCOMPLETE:
+				return errIncomplete
 			}
 			return nil
 		},

@@ -85,16 +85,33 @@ type PoolSummary struct {
 	KubeletGate string   `json:"kubeletNodeDeclaredFeatures"`
 }
 
-// Verdicts of a rollout gate.
+// Verdicts of a rollout gate. INCOMPLETE: nothing held, but a check that
+// applies could not be made, so GO would say more than was seen.
 const (
-	GO   = "GO"
-	HOLD = "HOLD"
+	GO         = "GO"
+	HOLD       = "HOLD"
+	INCOMPLETE = "INCOMPLETE"
 )
+
+// Unchecked is a check the probe could not make, and why.
+type Unchecked struct {
+	Check  string `json:"check"`
+	Pool   string `json:"pool,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (u Unchecked) String() string {
+	if u.Pool == "" {
+		return u.Check + ": " + u.Reason
+	}
+	return fmt.Sprintf("%s [%s]: %s", u.Check, u.Pool, u.Reason)
+}
 
 // Gate is the GO / HOLD verdict of one probe run.
 type Gate struct {
 	Verdict     string            `json:"verdict"`
 	Reasons     []Reason          `json:"reasons"`
+	Unchecked   []Unchecked       `json:"unchecked,omitempty"`
 	Pools       []PoolSummary     `json:"pools"`
 	Fingerprint map[string]string `json:"gateFingerprint"`
 	Server      string            `json:"serverVersion"`
@@ -239,15 +256,28 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	case run.Scheduler != nil && anyPublished && !run.Scheduler.Enabled(ndf):
 		add(GateFingerprint, "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
 	}
+	if run.Scheduler == nil {
+		g.Unchecked = append(g.Unchecked, Unchecked{Check: "scheduler-gates", Pool: "control-plane",
+			Reason: "kube-scheduler's gates were not read (no --scheduler-metrics-url): whether it runs the plugin, and the rollout order against the apiserver, are unchecked"})
+	}
+	for _, pool := range run.Unprobed {
+		g.Unchecked = append(g.Unchecked, Unchecked{Check: "placement-and-updates", Pool: pool,
+			Reason: "every node of the pool is stale, so no probe pod was placed or updated there"})
+	}
 	g.decide()
 	return g
 }
 
-// decide is the verdict from the reasons: any reason holds.
+// decide is the verdict: any reason holds; otherwise a check that could
+// not be made leaves it INCOMPLETE.
 func (g *Gate) decide() {
-	g.Verdict = GO
-	if len(g.Reasons) > 0 {
+	switch {
+	case len(g.Reasons) > 0:
 		g.Verdict = HOLD
+	case len(g.Unchecked) > 0:
+		g.Verdict = INCOMPLETE
+	default:
+		g.Verdict = GO
 	}
 }
 
@@ -299,6 +329,9 @@ func (g Gate) WriteText(w io.Writer) error {
 	for _, r := range g.Reasons {
 		fmt.Fprintf(w, "HOLD: %s\n", r)
 	}
+	for _, u := range g.Unchecked {
+		fmt.Fprintf(w, "NOT CHECKED: %s\n", u)
+	}
 	return nil
 }
 
@@ -309,6 +342,13 @@ func (g Gate) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(w, "## Why HOLD\n\n")
 		for _, r := range g.Reasons {
 			fmt.Fprintf(w, "- %s\n", r)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(g.Unchecked) > 0 {
+		fmt.Fprintf(w, "## Not checked\n\n")
+		for _, u := range g.Unchecked {
+			fmt.Fprintf(w, "- %s\n", u)
 		}
 		fmt.Fprintln(w)
 	}

@@ -195,3 +195,25 @@ func TestIntent(t *testing.T) {
 		}
 	}
 }
+
+// A check the probe could not make is INCOMPLETE, never GO; a reason that
+// holds still wins (issue 12).
+func TestUncheckedIsIncomplete(t *testing.T) {
+	run := soundRun()
+	run.Scheduler = nil
+	g := Evaluate(run, DefaultThresholds)
+	var text strings.Builder
+	_ = g.WriteText(&text)
+	if g.Verdict != INCOMPLETE || !strings.Contains(text.String(), "NOT CHECKED: scheduler-gates [control-plane]: kube-scheduler's gates were not read") {
+		t.Errorf("no scheduler gates: %s\n%s", g.Verdict, text.String())
+	}
+	run = soundRun()
+	run.Unprobed = []string{"b"}
+	if g := Evaluate(run, DefaultThresholds); g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Pool != "b" {
+		t.Errorf("unprobed pool: %s %v", g.Verdict, g.Unchecked)
+	}
+	run.Declarations[1].HeartbeatAge = time.Hour
+	if g := Evaluate(run, DefaultThresholds); g.Verdict != HOLD || !g.Holds(StaleDeclarations, "b", "b1") {
+		t.Errorf("stale and unprobed: %s %v", g.Verdict, g.Reasons)
+	}
+}
