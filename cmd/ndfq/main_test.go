@@ -16,6 +16,10 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: bad\ncontrolPlane: {version: 1.38.0-beta.0}\nworkers:\n- {name: old, count: 1, version: 1.34.4}\n- {name: odd, count: 1, version: 1.36.3, kubelet: {featureGates: {NodeDeclaredFeatures: false}}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	typo := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(typo, []byte("name: typo\ncontrolPlane: {version: 1.37.2}\nworkers:\n- {name: a, count: 1, version: 1.37.2, kubelet: {featureGates: {NodeDeclaredFeaturez: true}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -41,6 +45,13 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "--intent", bad}, exitError, "--intent: "},
 		{[]string{"probe", "--intent", "nope"}, exitError, `--intent: no topology "nope"`},
 		{[]string{"report", "summary", "--junit", filepath.Join(t.TempDir(), "none.xml")}, exitError, "none.xml"},
+		{[]string{"report", "claims", "--topology", "alpha-1.35"}, exitOK, "not applicable: kube-apiserver has RestartAllContainersOnContainerExits off in this topology"},
+		{[]string{"report", "claims", "--topology", "alpha-1.35"}, exitOK, "topology alpha-1.35: 12 cells apply, 16 not applicable, 0 not covered"},
+		{[]string{"report", "claims", "-o", "markdown"}, exitOK, "| kubelet-admission · RestartAllContainersOnContainerExits | expect honoured | expect honoured | expect PodFeatureUnsupported |"},
+		{[]string{"report", "claims", "-o", "json", "--topology", "next"}, exitOK, `"expect": "ignored"`},
+		{[]string{"report", "claims", "-o", "yaml"}, exitError, `--output "yaml": want text, markdown or json`},
+		{[]string{"report", "claims", "--topology", bad}, exitError, "invalid topology"},
+		{[]string{"topology", "validate", typo}, exitError, "unrecognized feature gate: NodeDeclaredFeaturez (Kubernetes 1.37 has no gate of that name; did you mean NodeDeclaredFeatures?)"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
