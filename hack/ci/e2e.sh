@@ -13,7 +13,9 @@
 #
 # Honours ARTIFACTS, TOPOLOGY, KUBERNETES_VERSION, LABEL_FILTER, FOCUS,
 # SKIP, GINKGO_PROCS, GINKGO_TIMEOUT, KEEP_CLUSTER, USE_EXISTING_CLUSTER,
-# NDFQ_CACHE and NDFQ_INTERVAL_<NAME>.
+# NDFQ_CACHE, NDFQ_INTERVAL_<NAME> and E2E_STEPS: "all" (default),
+# "prepare" (steps 1-3 only: the part that needs root, e.g. under sudo on a
+# hosted runner) or "suites" (steps 1 and 4, after a prepare).
 set -o errexit -o nounset -o pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,6 +31,11 @@ FOCUS="${FOCUS:-}"
 SKIP="${SKIP:-}"
 GINKGO_PROCS="${GINKGO_PROCS:-2}"
 GINKGO_TIMEOUT="${GINKGO_TIMEOUT:-85m}"
+E2E_STEPS="${E2E_STEPS:-all}"
+case "${E2E_STEPS}" in
+  all|prepare|suites) ;;
+  *) echo "E2E_STEPS=${E2E_STEPS}: want all, prepare or suites" >&2; exit 2 ;;
+esac
 
 export NDFQ_BIN="${NDFQ_BIN:-${REPO_ROOT}/bin/ndfq}"
 GINKGO="${REPO_ROOT}/bin/ginkgo"
@@ -40,11 +47,14 @@ mkdir -p "${ARTIFACTS}"
 echo "== topology ${TOPOLOGY}${KUBERNETES_VERSION:+ with control plane ${KUBERNETES_VERSION}}"
 "${NDFQ_BIN}" topology validate "${TOPOLOGY}"
 
-echo "== host setup"
-"${NDFQ_BIN}" host setup
+if [ "${E2E_STEPS}" != suites ]; then
+  echo "== host setup"
+  "${NDFQ_BIN}" host setup
 
-echo "== node images"
-"${NDFQ_BIN}" images build --topology "${TOPOLOGY}"
+  echo "== node images"
+  "${NDFQ_BIN}" images build --topology "${TOPOLOGY}"
+fi
+[ "${E2E_STEPS}" = prepare ] && exit 0
 
 echo "== suites (artifacts in ${ARTIFACTS})"
 ginkgo_args=(-v --tags e2e "--procs=${GINKGO_PROCS}" "--timeout=${GINKGO_TIMEOUT}"

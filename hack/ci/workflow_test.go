@@ -1,0 +1,139 @@
+// Package ci holds checks of ndfq's CI definition; it has no code.
+package ci
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+const workflowFile = "../../.github/workflows/e2e.yaml"
+
+type step struct {
+	Name    string            `yaml:"name"`
+	ID      string            `yaml:"id"`
+	Uses    string            `yaml:"uses"`
+	Run     string            `yaml:"run"`
+	If      string            `yaml:"if"`
+	Timeout int               `yaml:"timeout-minutes"`
+	Env     map[string]string `yaml:"env"`
+}
+
+type workflow struct {
+	Concurrency struct {
+		CancelInProgress string `yaml:"cancel-in-progress"`
+	} `yaml:"concurrency"`
+	Jobs map[string]struct {
+		Timeout int               `yaml:"timeout-minutes"`
+		Env     map[string]string `yaml:"env"`
+		Steps   []step            `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func load(t *testing.T) (workflow, string) {
+	t.Helper()
+	raw, err := os.ReadFile(workflowFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(raw, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w, string(raw)
+}
+
+// Every action is pinned by a full commit SHA, with its tag beside it.
+func TestActionsArePinnedBySHA(t *testing.T) {
+	_, raw := load(t)
+	uses := regexp.MustCompile(`uses:\s*(\S+)(.*)`)
+	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
+	n := 0
+	for _, m := range uses.FindAllStringSubmatch(raw, -1) {
+		n++
+		if !pinned.MatchString(m[1]) || !strings.Contains(m[2], "# v") {
+			t.Errorf("uses: %s%s — pin a 40-hex commit and name its tag in a comment", m[1], m[2])
+		}
+	}
+	if n == 0 {
+		t.Fatal("no uses: lines read")
+	}
+}
+
+// Only pull requests cancel a run in progress.
+func TestOnlyPullRequestsCancel(t *testing.T) {
+	w, _ := load(t)
+	if c := w.Concurrency.CancelInProgress; !strings.Contains(c, "github.event_name == 'pull_request'") {
+		t.Errorf("concurrency.cancel-in-progress %q: cancel only pull requests", c)
+	}
+}
+
+// The e2e job: root steps under sudo with the environment kept, suites as
+// the runner; the cache saved even when the suites fail, before they run;
+// timeouts ordered so Ginkgo writes its reports before anything kills it.
+func TestE2EJobOnHostedRunners(t *testing.T) {
+	w, _ := load(t)
+	job, ok := w.Jobs["e2e"]
+	if !ok {
+		t.Fatal("no e2e job")
+	}
+	index := func(pred func(step) bool) int {
+		for i, s := range job.Steps {
+			if pred(s) {
+				return i
+			}
+		}
+		return -1
+	}
+	prepare := index(func(s step) bool { return strings.Contains(s.Run, "E2E_STEPS=prepare") })
+	suites := index(func(s step) bool { return strings.Contains(s.Run, "E2E_STEPS=suites") })
+	if prepare < 0 || suites < 0 || prepare > suites {
+		t.Fatalf("want a prepare step (E2E_STEPS=prepare) before a suites step (E2E_STEPS=suites): %d, %d", prepare, suites)
+	}
+	if p := job.Steps[prepare]; !strings.Contains(p.Run, "sudo --preserve-env") || !strings.Contains(p.Run, `"PATH=$PATH"`) {
+		t.Errorf("prepare step must run under sudo keeping the environment and PATH: %q", p.Run)
+	}
+	if s := job.Steps[suites]; strings.Contains(s.Run, "sudo") {
+		t.Errorf("the suites run as the runner user: %q", s.Run)
+	}
+	saves := 0
+	for i, s := range job.Steps {
+		if !strings.HasPrefix(s.Uses, "actions/cache/save@") {
+			continue
+		}
+		saves++
+		if i > suites || !strings.Contains(s.If, "always()") {
+			t.Errorf("step %q: save the cache before the suites and with if: always()", s.Name)
+		}
+	}
+	if saves == 0 {
+		t.Error("no actions/cache/save step: a failing suite would throw the image build away")
+	}
+	for _, s := range job.Steps {
+		if (strings.HasPrefix(s.Uses, "actions/upload-artifact@") || s.Name == "summary") && s.If != "always()" {
+			t.Errorf("step %q must run always", s.Name)
+		}
+	}
+	ginkgo, err := time.ParseDuration(job.Env["GINKGO_TIMEOUT"])
+	if err != nil {
+		t.Fatalf("e2e env GINKGO_TIMEOUT: %v", err)
+	}
+	suiteStep := time.Duration(job.Steps[suites].Timeout) * time.Minute
+	prepStep := time.Duration(job.Steps[prepare].Timeout) * time.Minute
+	jobTimeout := time.Duration(job.Timeout) * time.Minute
+	// Ginkgo needs time after its timeout to write reports and tear down.
+	if ginkgo+3*time.Minute > suiteStep {
+		t.Errorf("GINKGO_TIMEOUT %s must end at least 3m before the suites step's %s", ginkgo, suiteStep)
+	}
+	if prepStep == 0 || prepStep+suiteStep+10*time.Minute > jobTimeout {
+		t.Errorf("prepare %s + suites %s + 10m for the other steps must fit the job's %s", prepStep, suiteStep, jobTimeout)
+	}
+	if job.Timeout > 360 {
+		t.Errorf("hosted runners stop jobs at 360 minutes, not %s", strconv.Itoa(job.Timeout))
+	}
+}
