@@ -43,6 +43,10 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 			s.Counts.Passed++
 		default:
 			s.Counts.Skipped++
+			// A Skip() says why the claim does not apply; a filtered-out spec says nothing.
+			if sr.State == types.SpecStateSkipped && sr.Failure.Message != "" {
+				s.Skipped = append(s.Skipped, report.Failure{Spec: sr.FullText(), Message: sr.Failure.Message})
+			}
 		}
 		for _, e := range sr.ReportEntries {
 			if e.Name != report.EntryName {

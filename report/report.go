@@ -49,6 +49,8 @@ type Summary struct {
 	Pools        []string // in topology order
 	Observations []Observation
 	Failures     []Failure
+	// Skipped are the specs that did not apply here, with the reason each gave.
+	Skipped []Failure
 	Counts       Counts
 	// Incomplete says why the run did not ask every claim it has: a dry
 	// run, a label filter or focus that left specs out.
@@ -194,6 +196,12 @@ func (s Summary) Markdown(w io.Writer) error {
 		p("| %s | %s | `%s` | %s | %d/%d | %d/%d | %d/%d | %d/%d |\n", pool, r.kubelet, r.digest, r.set, r.refExp, r.refSeen, r.rejExp, r.rejSeen, r.placeOK, r.placeAll, r.updOK, r.updAll)
 	}
 	s.matrix(w)
+	if len(s.Skipped) > 0 {
+		p("\n## Specs that do not apply here (%d, counted as skipped)\n\n", len(s.Skipped))
+		for _, sk := range s.Skipped {
+			p("- %s — %s\n", sk.Spec, oneLine(sk.Message))
+		}
+	}
 	if len(findings) > 0 {
 		sort.Strings(findings)
 		p("\n## Flagged behaviour (see docs/findings.md)\n\n")

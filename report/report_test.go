@@ -106,7 +106,8 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 		{Kind: claims.Placement, Pool: "b", Feature: "F", NotApplicable: "kube-apiserver has F off in this topology"},
 		{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe"},
 	}
-	s := Summary{Topology: "t", Pools: []string{"a", "b"}, Counts: Counts{Passed: 1, Skipped: 1}, Cells: cells}
+	s := Summary{Topology: "t", Pools: []string{"a", "b"}, Counts: Counts{Passed: 1, Skipped: 1}, Cells: cells,
+		Skipped: []Failure{{Spec: "rolling back: not applicable", Message: "not applicable: locked on"}}}
 	var b strings.Builder
 	_ = s.Markdown(&b)
 	if s.Verdict() != INCOMPLETE || !strings.Contains(b.String(), "no observation of the placement claim on pool a for F (expected refused)") {
@@ -116,7 +117,7 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 	b.Reset()
 	_ = s.Markdown(&b)
 	out := b.String()
-	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered"} {
+	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered", "## Specs that do not apply here (1, counted as skipped)\n\n- rolling back: not applicable — not applicable: locked on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
@@ -90,30 +91,38 @@ func (c *Cluster) setupNetwork(ctx context.Context) error {
 	for _, n := range kindNodes {
 		byName[n.String()] = n
 	}
+	// Nodes at once, one exec each: a docker exec costs a fraction of a
+	// second, and a node needs one route per peer.
+	var g errgroup.Group
 	for _, self := range nets {
 		node, ok := byName[self.Name]
 		if !ok {
 			return fmt.Errorf("node %s is registered but kind has no such container", self.Name)
 		}
-		if err := configureNode(node, self, nets); err != nil {
-			return fmt.Errorf("pod network on %s: %w", self.Name, err)
-		}
+		g.Go(func() error {
+			if err := configureNode(node, self, nets); err != nil {
+				return fmt.Errorf("pod network on %s: %w", self.Name, err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
+// configureNode writes the node's CNI configuration (from stdin) and its
+// routes to every peer in one shell.
 func configureNode(node nodes.Node, self nodeNet, all []nodeNet) error {
 	conf, err := conflist(self.PodCIDR)
 	if err != nil {
 		return err
 	}
-	if err := node.Command("sh", "-c", "cat > "+cniConfigPath).SetStdin(bytes.NewReader(conf)).Run(); err != nil {
-		return err
-	}
+	script := []string{"set -e", "cat > " + cniConfigPath}
 	for _, cmd := range routeCommands(self, all) {
-		if err := node.Command(cmd[0], cmd[1:]...).Run(); err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(cmd, " "), err)
-		}
+		script = append(script, strings.Join(cmd, " "))
+	}
+	var out bytes.Buffer
+	if err := node.Command("sh", "-c", strings.Join(script, "\n")).SetStdin(bytes.NewReader(conf)).SetStdout(&out).SetStderr(&out).Run(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
