@@ -7,4 +7,5 @@
 # runs in `make verify`, not in `make test`.
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+"${GO:-go}" vet -tags upstream ./fixtures/...
 "${GO:-go}" test -count=1 -tags upstream -run 'TestTablesMatchTheirRelease|TestGateNamesMatchTheirRelease|TestMessagesMatchTheirRelease' ./fixtures/

@@ -51,7 +51,7 @@ type Summary struct {
 	Failures     []Failure
 	// Skipped are the specs that did not apply here, with the reason each gave.
 	Skipped []Failure
-	Counts       Counts
+	Counts  Counts
 	// Incomplete says why the run did not ask every claim it has: a dry
 	// run, a label filter or focus that left specs out.
 	Incomplete []string
