@@ -13,9 +13,9 @@ import (
 // Kinds of observation a spec records.
 const (
 	KindDeclaration = "declaration"
-	KindPlacement   = "placement"
-	KindUpdate      = "update"
-	KindKubelet     = "kubelet-admission"
+	KindPlacement   = string(claims.Placement)
+	KindUpdate      = string(claims.Update)
+	KindKubelet     = string(claims.KubeletAdmission)
 	KindFinding     = "finding"
 	KindMeasure     = "measure"
 )
