@@ -199,7 +199,7 @@ func (s Summary) Markdown(w io.Writer) error {
 	if len(s.Skipped) > 0 {
 		p("\n## Specs that do not apply here (%d, counted as skipped)\n\n", len(s.Skipped))
 		for _, sk := range s.Skipped {
-			p("- %s — %s\n", sk.Spec, oneLine(sk.Message))
+			p("- %s — %s\n", strings.TrimSuffix(sk.Spec, ": not applicable"), oneLine(sk.Message))
 		}
 	}
 	if len(findings) > 0 {
