@@ -38,7 +38,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"topology", "validate", bad}, exitError, "workers[1] (odd).kubelet.featureGates: feature gate ExtendWebSocketsToKubelet depends on NodeDeclaredFeatures"},
 		{[]string{"topology", "validate"}, exitError, "accepts 1 arg(s)"},
 		{[]string{"topology", "validate", "skew-1.37", "--kubernetes-version", "1.39.0"}, exitError, "ndfq has no oracle for Kubernetes 1.39"},
-		{[]string{"probe", "-o", "xml"}, exitError, `--output "xml": want text, json or markdown`},
+		{[]string{"probe", "-o", "xml"}, exitError, `--output "xml": want text, json, yaml or markdown`},
 		{[]string{"probe", "--freshness", "0s"}, exitError, "--freshness 0s"},
 		{[]string{"probe", "--max-missing-rate", "2"}, exitError, "--max-missing-rate 2"},
 		{[]string{"probe", "--bogus"}, exitError, "unknown flag: --bogus"},

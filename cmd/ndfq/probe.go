@@ -30,9 +30,9 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 		// Flags are checked before anything connects to the cluster.
 		PreRunE: func(*cobra.Command, []string) error {
 			switch output {
-			case "text", "json", "markdown":
+			case "text", "json", "yaml", "markdown":
 			default:
-				return fmt.Errorf("--output %q: want text, json or markdown", output)
+				return fmt.Errorf("--output %q: want text, json, yaml or markdown", output)
 			}
 			switch {
 			case t.Freshness <= 0:
@@ -56,9 +56,14 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = kubeconfig
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext, AuthInfo: clientcmdapi.AuthInfo{Impersonate: as}}).ClientConfig()
+			loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext, AuthInfo: clientcmdapi.AuthInfo{Impersonate: as}})
+			cfg, err := loader.ClientConfig()
 			if err != nil {
 				return fmt.Errorf("kubeconfig: %w", err)
+			}
+			contextName := kubeContext
+			if raw, err := loader.RawConfig(); err == nil && contextName == "" {
+				contextName = raw.CurrentContext
 			}
 			cfg.Timeout = 30 * time.Second
 			log := progress.New(cmd.ErrOrStderr())
@@ -77,9 +82,12 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 				gate.CheckIntent(run, intent)
 			}
 			out := cmd.OutOrStdout()
+			gate.NDFQVersion, gate.Context = version, contextName
 			switch output {
 			case "json":
 				err = gate.WriteJSON(out)
+			case "yaml":
+				err = gate.WriteYAML(out)
 			case "markdown":
 				err = gate.WriteMarkdown(out)
 			default:
@@ -113,7 +121,7 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	f.StringVar(&as, "as", "", "user to impersonate (check that config/rbac/probe.yaml is enough)")
 	f.StringVar(&poolLabel, "pool-label", topology.PoolLabel, "node label that names pools")
 	f.StringVar(&namespace, "namespace", "ndfq-probe", "prefix of the namespace the probe creates and removes")
-	f.StringVarP(&output, "output", "o", "text", "text, json or markdown")
+	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json) or markdown")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")

@@ -12,7 +12,12 @@ import (
 func (g Gate) WriteSVG(w io.Writer) error {
 	const rowH, left, width = 34, 150, 420
 	max := time.Second
-	parse := func(s string) time.Duration { d, _ := time.ParseDuration(s); return d }
+	parse := func(s *float64) time.Duration {
+		if s == nil {
+			return 0
+		}
+		return time.Duration(*s * float64(time.Second))
+	}
 	for _, p := range g.Pools {
 		for _, d := range []time.Duration{parse(p.ProbeP50), parse(p.ControlP50)} {
 			if d > max {
@@ -29,8 +34,8 @@ func (g Gate) WriteSVG(w io.Writer) error {
 		y := 50 + i*rowH
 		bar := func(d time.Duration) int { return int(float64(width) * float64(d) / float64(max)) }
 		p(`<text x="10" y="%d">%s</text>`+"\n", y+14, html.EscapeString(pool.Pool))
-		p(`<rect x="%d" y="%d" width="%d" height="11" fill="#d9534f"><title>probe p50 %s</title></rect>`+"\n", left, y+2, bar(parse(pool.ProbeP50)), pool.ProbeP50)
-		p(`<rect x="%d" y="%d" width="%d" height="11" fill="#5bc0de"><title>control p50 %s</title></rect>`+"\n", left, y+14, bar(parse(pool.ControlP50)), pool.ControlP50)
+		p(`<rect x="%d" y="%d" width="%d" height="11" fill="#d9534f"><title>probe p50 %s</title></rect>`+"\n", left, y+2, bar(parse(pool.ProbeP50)), fmtSeconds(pool.ProbeP50))
+		p(`<rect x="%d" y="%d" width="%d" height="11" fill="#5bc0de"><title>control p50 %s</title></rect>`+"\n", left, y+14, bar(parse(pool.ControlP50)), fmtSeconds(pool.ControlP50))
 		p(`<text x="%d" y="%d">%d refused, %d rejected</text>`+"\n", left+width+10, y+14, pool.Refusals, pool.Rejections)
 	}
 	p("</svg>\n")

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
 )
@@ -68,7 +70,8 @@ func (r Reason) String() string {
 	return fmt.Sprintf("%s [%s]: %s", r.Condition, where, r.Detail)
 }
 
-// PoolSummary is one pool's line in the report.
+// PoolSummary is one pool's line in the report. Decision times are
+// seconds; a pool with no such pod has null.
 type PoolSummary struct {
 	Pool        string   `json:"pool"`
 	Kubelets    []string `json:"kubelets"`
@@ -76,13 +79,30 @@ type PoolSummary struct {
 	Digests     []string `json:"digests"`
 	Declared    []string `json:"declared"`
 	MissingPct  float64  `json:"missingPercent"`
-	StaleNodes  []string `json:"staleNodes,omitempty"`
+	StaleNodes  []string `json:"staleNodes"`
 	Refusals    int      `json:"refusals"`
 	Rejections  int      `json:"rejections"`
-	ProbeP50    string   `json:"probeDecisionP50"`
-	ProbeP99    string   `json:"probeDecisionP99"`
-	ControlP50  string   `json:"controlDecisionP50"`
+	ProbeP50    *float64 `json:"probeDecisionP50Seconds"`
+	ProbeP99    *float64 `json:"probeDecisionP99Seconds"`
+	ControlP50  *float64 `json:"controlDecisionP50Seconds"`
 	KubeletGate string   `json:"kubeletNodeDeclaredFeatures"`
+}
+
+// NodeSummary is one node's declared set, as the apiserver stores it.
+type NodeSummary struct {
+	Node     string   `json:"node"`
+	Pool     string   `json:"pool"`
+	Kubelet  string   `json:"kubelet"`
+	Declared []string `json:"declared"`
+	Digest   string   `json:"digest"`
+}
+
+// ThresholdsJSON are the thresholds a report was judged by, in seconds.
+type ThresholdsJSON struct {
+	MaxMissingRate    float64 `json:"maxMissingRate"`
+	FreshnessSeconds  float64 `json:"freshnessSeconds"`
+	MaxLatencyRatio   float64 `json:"maxLatencyRatio"`
+	MinLatencySeconds float64 `json:"minLatencySeconds"`
 }
 
 // Verdicts of a rollout gate. INCOMPLETE: nothing held, but a check that
@@ -107,12 +127,26 @@ func (u Unchecked) String() string {
 	return fmt.Sprintf("%s [%s]: %s", u.Check, u.Pool, u.Reason)
 }
 
-// Gate is the GO / HOLD verdict of one probe run.
+// Report identity of `ndfq probe -o json|yaml`.
+const (
+	APIVersion = "ndfq.io/v1alpha1"
+	Kind       = "ProbeReport"
+)
+
+// Gate is the GO / HOLD / INCOMPLETE verdict of one probe run; as JSON it
+// is the probe report (probe.schema.json). Lists are [] when empty.
 type Gate struct {
+	APIVersion  string            `json:"apiVersion"`
+	Kind        string            `json:"kind"`
+	NDFQVersion string            `json:"ndfqVersion"`
+	Time        string            `json:"time"`    // when the probe started, RFC 3339 UTC
+	Context     string            `json:"context"` // the kubeconfig context probed, "" for none
 	Verdict     string            `json:"verdict"`
 	Reasons     []Reason          `json:"reasons"`
-	Unchecked   []Unchecked       `json:"unchecked,omitempty"`
+	Unchecked   []Unchecked       `json:"unchecked"`
+	Thresholds  ThresholdsJSON    `json:"thresholds"`
 	Pools       []PoolSummary     `json:"pools"`
+	Nodes       []NodeSummary     `json:"nodes"`
 	Fingerprint map[string]string `json:"gateFingerprint"`
 	Server      string            `json:"serverVersion"`
 	TookSeconds float64           `json:"tookSeconds"`
@@ -139,7 +173,10 @@ func (g Gate) Holds(c Condition, pool, node string) bool {
 
 // Evaluate applies the stop conditions to a probe run.
 func Evaluate(run *probes.Run, t Thresholds) Gate {
-	g := Gate{Server: run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds()}
+	g := Gate{APIVersion: APIVersion, Kind: Kind, Time: run.Started.UTC().Format(time.RFC3339),
+		Reasons: []Reason{}, Unchecked: []Unchecked{}, Pools: []PoolSummary{}, Nodes: []NodeSummary{},
+		Thresholds: ThresholdsJSON{MaxMissingRate: t.MaxMissingRate, FreshnessSeconds: t.Freshness.Seconds(), MaxLatencyRatio: t.MaxLatencyRatio, MinLatencySeconds: t.MinLatency.Seconds()},
+		Server:     run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds()}
 	add := func(cond Condition, pool, node, format string, args ...any) {
 		g.Reasons = append(g.Reasons, Reason{Condition: cond, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -153,6 +190,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	for _, d := range run.Declarations {
 		byPool[d.Pool] = append(byPool[d.Pool], d)
 		anyPublished = anyPublished || d.Published
+		g.Nodes = append(g.Nodes, NodeSummary{Node: d.Node, Pool: d.Pool, Kubelet: d.KubeletVersion, Declared: orEmpty(d.Declared), Digest: d.Digest})
 	}
 	// Rollout order: the apiserver first, then the scheduler, then kubelets.
 	apiOn := run.APIServer.Enabled(ndf)
@@ -169,14 +207,14 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		}
 	}
 	for _, pool := range slices.Sorted(maps.Keys(byPool)) {
-		ps := PoolSummary{Pool: pool}
+		ps := PoolSummary{Pool: pool, StaleNodes: []string{}}
 		missing := 0
 		gateStates := map[string]bool{}
 		for _, d := range byPool[pool] {
 			ps.Nodes++
 			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
 			ps.Digests = appendUniq(ps.Digests, d.Digest)
-			ps.Declared = d.Declared
+			ps.Declared = orEmpty(d.Declared)
 			gateStates[d.Gates.Describe(ndf)] = true
 			if d.Unreachable != "" {
 				add(KubeletUnreachable, pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, strings.Join(strings.Fields(d.Unreachable), " "))
@@ -226,7 +264,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 				ps.Refusals++
 			}
 		}
-		ps.ProbeP50, ps.ProbeP99, ps.ControlP50 = pct(probe, 0.5), pct(probe, 0.99), pct(control, 0.5)
+		ps.ProbeP50, ps.ProbeP99, ps.ControlP50 = seconds(probe, 0.5), seconds(probe, 0.99), seconds(control, 0.5)
 		if len(probe) > 0 && len(control) > 0 {
 			p50, c50 := quantile(probe, 0.5), quantile(control, 0.5)
 			if p50 > t.MinLatency && c50 > 0 && float64(p50)/float64(c50) > t.MaxLatencyRatio {
@@ -302,11 +340,28 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	return s[idx]
 }
 
-func pct(d []time.Duration, q float64) string {
+// seconds is the q-quantile in seconds (millisecond resolution); nil for none.
+func seconds(d []time.Duration, q float64) *float64 {
 	if len(d) == 0 {
+		return nil
+	}
+	s := quantile(d, q).Round(time.Millisecond).Seconds()
+	return &s
+}
+
+// fmtSeconds renders a decision time for the text and markdown tables.
+func fmtSeconds(s *float64) string {
+	if s == nil {
 		return "-"
 	}
-	return quantile(d, q).Round(time.Millisecond).String()
+	return time.Duration(*s * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // WriteText is the terminal form.
@@ -316,7 +371,7 @@ func (g Gate) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
 	for _, p := range g.Pools {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.0f%%\t%d\t%d\t%d\t%s/%s\t%s\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
-			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, p.ProbeP50, p.ProbeP99, p.ControlP50)
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -355,7 +410,7 @@ func (g Gate) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(w, "| pool | kubelet | nodes | NDF gate | digest | missing | stale | refusals | rejections | probe p50/p99 | control p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range g.Pools {
 		fmt.Fprintf(w, "| %s | %s | %d | %s | `%s` | %.0f%% | %d | %d | %d | %s/%s | %s |\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
-			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, p.ProbeP50, p.ProbeP99, p.ControlP50)
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
 	}
 	return nil
 }
@@ -365,4 +420,18 @@ func (g Gate) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(g)
+}
+
+// WriteYAML is the JSON form as YAML (the same fields and schema).
+func (g Gate) WriteYAML(w io.Writer) error {
+	doc, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	out, err := yaml.JSONToYAML(doc)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }

@@ -217,3 +217,33 @@ func TestUncheckedIsIncomplete(t *testing.T) {
 		t.Errorf("stale and unprobed: %s %v", g.Verdict, g.Reasons)
 	}
 }
+
+// The report a pipeline reads: identity, time, thresholds, every node's
+// set, decision times in seconds, and [] (never null) for empty lists; YAML
+// carries the same document.
+func TestReportForPipelines(t *testing.T) {
+	run := soundRun()
+	run.Started = time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
+	g := Evaluate(run, DefaultThresholds)
+	var js, ym strings.Builder
+	if err := g.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"apiVersion": "ndfq.io/v1alpha1"`, `"kind": "ProbeReport"`, `"time": "2026-12-03T14:00:00Z"`, `"reasons": []`, `"unchecked": []`,
+		`"freshnessSeconds": 40`, `"probeDecisionP50Seconds": 1`, `"controlDecisionP50Seconds": 1`, `"node": "b1"`, `"declared": []`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, js.String())
+		}
+	}
+	if err := ValidateProbeJSON([]byte(js.String())); err != nil {
+		t.Errorf("schema: %v", err)
+	}
+	if err := g.WriteYAML(&ym); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"apiVersion: ndfq.io/v1alpha1", "kind: ProbeReport", "reasons: []", "verdict: GO"} {
+		if !strings.Contains(ym.String(), want) {
+			t.Errorf("YAML lacks %s:\n%s", want, ym.String())
+		}
+	}
+}
