@@ -51,14 +51,23 @@ func (e *Env) WaitRunning(ctx context.Context, ns, name string) *corev1.Pod {
 // WaitPodFailed waits until the kubelet fails the pod and returns it.
 func (e *Env) WaitPodFailed(ctx context.Context, ns, name string) *corev1.Pod {
 	GinkgoHelper()
+	return e.waitPod(ctx, wait.PodRunning, ns, name, "to be failed by its kubelet", func(p *corev1.Pod) (bool, string) {
+		return p.Status.Phase == corev1.PodFailed, string(p.Status.Phase)
+	})
+}
+
+// waitPod polls the pod with the named interval until done says so.
+func (e *Env) waitPod(ctx context.Context, interval wait.Name, ns, name, what string, done func(*corev1.Pod) (bool, string)) *corev1.Pod {
+	GinkgoHelper()
 	var pod *corev1.Pod
-	Expect(wait.Until(ctx, wait.PodRunning, "pod "+name+" to be failed by its kubelet", func(ctx context.Context) (bool, string, error) {
+	Expect(wait.Until(ctx, interval, "pod "+name+" "+what, func(ctx context.Context) (bool, string, error) {
 		p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		pod = p
-		return p.Status.Phase == corev1.PodFailed, string(p.Status.Phase), nil
+		ok, reason := done(p)
+		return ok, reason, nil
 	})).To(Succeed())
 	return pod
 }
@@ -97,14 +106,7 @@ func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixt
 // WaitBound waits (wait-scheduling) until the pod is bound to a node.
 func (e *Env) WaitBound(ctx context.Context, ns, name string) *corev1.Pod {
 	GinkgoHelper()
-	var pod *corev1.Pod
-	Expect(wait.Until(ctx, wait.Scheduling, "pod "+name+" to be bound", func(ctx context.Context) (bool, string, error) {
-		p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		pod = p
-		return p.Spec.NodeName != "", "not bound", nil
-	})).To(Succeed())
-	return pod
+	return e.waitPod(ctx, wait.Scheduling, ns, name, "to be bound", func(p *corev1.Pod) (bool, string) {
+		return p.Spec.NodeName != "", "not bound"
+	})
 }
