@@ -37,7 +37,11 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 
 all: build
 
-build: $(NDFQ) $(BIN)/ndfq-runc $(GINKGO)
+build: $(NDFQ) $(BIN)/kubectl-ndfq $(BIN)/ndfq-runc $(GINKGO)
+
+# The same binary as a kubectl plugin: `kubectl ndfq probe` with bin/ on PATH.
+$(BIN)/kubectl-ndfq: $(NDFQ)
+	ln -sf ndfq $@
 
 # Binaries are rebuilt every time; go's build cache makes that cheap and
 # keeps them in step with the tree.

@@ -5,18 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/report/rollout"
 )
@@ -26,7 +21,8 @@ type ProbeCLISpecInput struct{ framework.SpecInput }
 
 // ProbeCLISpec runs the real ndfq binary as a rollout gate: GO on the sound
 // cluster, HOLD naming the node once a declaration is forged or a kubelet
-// stops, and nothing needed beyond config/rbac/probe.yaml.
+// stops, on the least privilege config/rbac/ grants, and a second
+// scheduler without the plugin caught.
 func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	t := inputGetter().Topology
 	var e *framework.Env
@@ -54,33 +50,70 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		})
 	}
 
-	It("needs nothing beyond config/rbac/probe.yaml: GO as an identity bound only to it, exit 2 naming the verb without it", func(ctx SpecContext) {
-		data, err := os.ReadFile(filepath.Join("..", "config", "rbac", "probe.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		docs := strings.Split(string(data), "\n---\n")
-		Expect(docs).To(HaveLen(2))
-		var role rbacv1.ClusterRole
-		var binding rbacv1.ClusterRoleBinding
-		Expect(yaml.UnmarshalStrict([]byte(docs[0]), &role)).To(Succeed())
-		Expect(yaml.UnmarshalStrict([]byte(docs[1]), &binding)).To(Succeed())
-		Expect(binding.Subjects).To(HaveLen(1))
-		_, err = e.Clientset.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx SpecContext) {
-			_ = e.Clientset.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
-		})
-		_, err = e.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, &binding, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx SpecContext) {
-			_ = e.Clientset.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
-		})
+	It("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace", func(ctx SpecContext) {
+		const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
+		code, _ := e.ProbeCLI(ctx, "--as", "ndfq-nobody")
+		Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
 
-		code, out := e.ProbeCLI(ctx, "--as", binding.Subjects[0].Name)
-		Expect(code).To(Equal(0), "probe as %s:\n%s", binding.Subjects[0].Name, out)
-		Expect(out).To(HavePrefix(rollout.GO))
-		code, _ = e.ProbeCLI(ctx, "--as", "ndfq-nobody")
-		Expect(code).To(Equal(2), "an identity without the role must be an error, not a verdict")
+		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
+		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		code, g := e.ProbeVerdict(ctx, "--as", prober)
+		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
+		code, g = e.ProbeVerdict(ctx, "--as", prober, "--hold-unchecked")
+		Expect(code).To(Equal(1))
+		Expect(g.Holds(rollout.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)
+
+		By("adding the kubelet role (config/rbac/kubelet.yaml)")
+		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		code, g = e.ProbeVerdict(ctx, "--as", prober)
+		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+
+		By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
+		e.ApplyManifest(ctx, "config/rbac/namespaced.yaml")
+		code, out := e.ProbeCLI(ctx, "--as", namespaced)
+		Expect(code).To(Equal(2), "without -n it needs to create namespaces:\n%s", out)
+		code, g = e.ProbeVerdict(ctx, "--as", namespaced, "-n", "ndfq-probe")
+		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(g.Namespace).To(Equal("ndfq-probe"))
+		Expect(g.Reasons).To(BeEmpty())
+		Expect(e.PodsIn(ctx, "ndfq-probe")).To(BeEmpty(), "the probe deletes its pods from a namespace it keeps")
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
 	})
+
+	// Where the default scheduler refuses a pod that needs the feature, a
+	// second one without the plugin binds it: the probe must name it.
+	var refusing []string
+	whyNot := "no pool lacks " + restartAll + " in this topology"
+	for _, c := range claims.Matrix(t) {
+		if c.Kind == claims.Placement && c.Feature == restartAll {
+			if c.Expect == claims.Refused {
+				refusing = append(refusing, c.Pool)
+			} else if !c.Applies() {
+				whyNot = c.NotApplicable
+			}
+		}
+	}
+	claim := "holds scheduler-ignores-declarations naming a second scheduler without the NodeDeclaredFeatures plugin, and not one with it"
+	if len(refusing) == 0 {
+		notApplicable(claim, whyNot)
+	} else {
+		It(fmt.Sprintf("%s, on pools %v", claim, refusing), func(ctx SpecContext) {
+			const without, with = "ndfq-no-declarations", "ndfq-declarations"
+			e.RunSecondScheduler(ctx, framework.SecondScheduler{without: false, with: true})
+			code, g := e.ProbeVerdict(ctx, "--scheduler-name", without, "--scheduler-name", with)
+			Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
+			Expect(g.Fired()).To(Equal([]rollout.Condition{rollout.SchedulerIgnoresDecl}), "%v", g.Reasons)
+			for _, pool := range refusing {
+				Expect(g.Holds(rollout.SchedulerIgnoresDecl, pool, "")).To(BeTrue(), "pool %s: %v", pool, g.Reasons)
+			}
+			for _, r := range g.Reasons {
+				Expect(r.Detail).To(ContainSubstring("scheduler "+without+" bound a pod needing "+restartAll), "only the scheduler without the plugin")
+			}
+			framework.Record(report.Observation{Kind: report.KindMeasure, Feature: restartAll,
+				Text: fmt.Sprintf("ndfq probe held scheduler-ignores-declarations on %s (NodeDeclaredFeatures plugin disabled) on pools %v and passed %s (plugin on)", without, refusing, with)})
+		})
+	}
 
 	oldest := framework.OldestPool(t.Workers)
 	It(fmt.Sprintf("says HOLD (exit 1) naming the node after the kubelet of %s is stopped", framework.PoolDesc(oldest)), disruptive, func(ctx SpecContext) {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -32,28 +33,37 @@ type Declaration struct {
 	CPUManager     string   // the kubelet's cpuManagerPolicy (configz)
 	HeartbeatAge   time.Duration
 	Unreachable    string // why the kubelet's gates could not be read; nothing is expected then
+	Unchecked      string // why the kubelet was not asked (no permission); nothing is expected then
 }
 
 // Matches is true when the declared set is exactly the expected one.
 func (d Declaration) Matches() bool {
-	return d.Unreachable == "" && len(d.Missing) == 0 && len(d.Extra) == 0
+	return d.Unreachable == "" && d.Unchecked == "" && len(d.Missing) == 0 && len(d.Extra) == 0
 }
 
 // DeclarationsInput says which nodes to look at.
 type DeclarationsInput struct {
 	Clientset kubernetes.Interface
-	PoolLabel string // node label naming the pool (ndfq.io/pool)
+	PoolLabel string        // node label naming the pool (ndfq.io/pool)
+	Nodes     []corev1.Node // these nodes instead of every node
+	// SkipKubelet, when set, says why kubelets are not asked for their
+	// gates (the identity may not use the node proxy).
+	SkipKubelet string
 }
 
 // Declarations reads every node's declaration, its kubelet's gates and
 // configuration through the node proxy, and its lease's age.
 func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, error) {
-	nodes, err := in.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
+	nodes := in.Nodes
+	if nodes == nil {
+		list, err := in.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("list nodes: %w", err)
+		}
+		nodes = list.Items
 	}
 	var out []Declaration
-	for _, n := range nodes.Items {
+	for _, n := range nodes {
 		d := Declaration{
 			Node: n.Name, Pool: n.Labels[in.PoolLabel], KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
@@ -62,7 +72,13 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		if lease, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err == nil && lease.Spec.RenewTime != nil {
 			d.HeartbeatAge = time.Since(lease.Spec.RenewTime.Time)
 		}
+		if in.SkipKubelet != "" {
+			d.Unchecked = in.SkipKubelet
+			out = append(out, d)
+			continue
+		}
 		// A stopped kubelet cannot say what it enables: the node is reported, not skipped.
+		var err error
 		if d.Gates, err = KubeletGates(ctx, in.Clientset, n.Name); err == nil {
 			d.CPUManager, err = kubeletCPUManagerPolicy(ctx, in.Clientset, n.Name)
 		}

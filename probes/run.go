@@ -3,10 +3,9 @@ package probes
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -24,23 +24,31 @@ import (
 
 // RunInput configures one full probe of a cluster.
 type RunInput struct {
-	Config          *rest.Config
-	PoolLabel       string        // node label naming pools; nodes without it form pool "(none)"
-	NamespacePrefix string        // probe pods go to a namespace made from it and removed after
-	SchedulerURL    string        // optional kube-scheduler /metrics URL
-	Freshness       time.Duration // pools whose every node's lease is older are not probed with pods
+	Config       *rest.Config
+	PoolLabel    string // node label naming pools; "" picks the first of WellKnownPoolLabels any node carries
+	NodeSelector string // label selector: only these nodes are read and probed ("" for all)
+	// Namespace is an existing namespace for the probe pods: none is
+	// created or removed, only the run's pods are deleted after.
+	Namespace       string
+	NamespacePrefix string              // without Namespace: a namespace made from it, removed after
+	Image           string              // probe pods' image; "" is the pause image of the control plane's minor
+	Tolerations     []corev1.Toleration // besides the control-plane taint
+	SchedulerNames  []string            // placement probes also go through each of these schedulers
+	SchedulerURL    string              // optional kube-scheduler /metrics URL
+	Freshness       time.Duration       // pools whose every node's lease is older are not probed with pods
 	Progress        func(format string, args ...any)
 }
 
 // PoolProbe is one probe pod's outcome on one pool.
 type PoolProbe struct {
-	Pool     string        `json:"pool"`
-	Feature  string        `json:"feature"` // "" for the control
-	Declares bool          `json:"declares"`
-	Bound    bool          `json:"bound"`
-	Node     string        `json:"node,omitempty"`
-	Message  string        `json:"message,omitempty"`
-	Decision time.Duration `json:"decisionNanos"`
+	Pool      string        `json:"pool"`
+	Scheduler string        `json:"scheduler,omitempty"` // "" for the default scheduler
+	Feature   string        `json:"feature"`             // "" for the control
+	Declares  bool          `json:"declares"`
+	Bound     bool          `json:"bound"`
+	Node      string        `json:"node,omitempty"`
+	Message   string        `json:"message,omitempty"`
+	Decision  time.Duration `json:"decisionNanos"`
 }
 
 // PoolUpdate is one update probe's outcome on one pool.
@@ -64,22 +72,52 @@ type Run struct {
 	Took          time.Duration       `json:"tookNanos"`
 	Pools         map[string][]string `json:"pools"`                   // pool -> nodes
 	Unprobed      []string            `json:"unprobedPools,omitempty"` // all nodes stale: no pods placed
+	PoolLabel     PoolLabelChoice     `json:"poolLabel"`
+	Image         string              `json:"image"`
+	Namespace     string              `json:"namespace"`
+	Schedulers    []string            `json:"schedulers,omitempty"` // besides the default one
+	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
+	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
 }
 
 // PermissionError names the verb and resource the identity lacks.
-type PermissionError struct{ Verb, Resource, Subresource string }
+type PermissionError struct{ Verb, Resource, Subresource, Namespace string }
 
 func (e *PermissionError) Error() string {
 	r := e.Resource
 	if e.Subresource != "" {
 		r += "/" + e.Subresource
 	}
-	return fmt.Sprintf("missing permission: %s %s (see config/rbac/probe.yaml)", e.Verb, r)
+	if e.Namespace != "" && e.Namespace != checkNamespace {
+		r += " in namespace " + e.Namespace
+	}
+	return fmt.Sprintf("missing permission: %s %s (see config/rbac/)", e.Verb, r)
+}
+
+// prober is one run's fixed settings, shared by every pool's probes.
+type prober struct {
+	in    RunInput
+	cs    kubernetes.Interface
+	id    string // in every pod's name and RunLabel
+	ns    string
+	image string
+	api   Gates
+	minor string // the control plane's
+
+	declared map[string][]string // by node, as read before any pod was placed
+
+	mu      sync.Mutex
+	created []string // pods to delete after, in a namespace the probe keeps
+}
+
+// declares is whether any of the nodes declares feature ("" needs nothing).
+func (p *prober) declares(feature string, nodes ...string) bool {
+	return feature == "" || slices.ContainsFunc(nodes, func(n string) bool { return slices.Contains(p.declared[n], feature) })
 }
 
 // Probe runs every probe against the cluster: declarations and gates,
-// then placement and update probes per pool in its own namespace. It
-// never writes to Node objects.
+// then placement and update probes per pool in its own namespace (or the
+// one given). It never writes to Node objects.
 func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	say := in.Progress
 	if say == nil {
@@ -89,56 +127,67 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Started: time.Now(), Pools: map[string][]string{}}
+	run := &Run{Started: time.Now(), Pools: map[string][]string{}, Namespace: in.Namespace, Schedulers: in.SchedulerNames}
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("cluster unreachable: %w", err)
 	}
 	run.ServerVersion = v.GitVersion
-	if err := checkPermissions(ctx, cs); err != nil {
+	p := &prober{in: in, cs: cs, id: utilrand.String(5), minor: kubeversion.MinorOf(run.ServerVersion), image: in.Image}
+	if p.image == "" {
+		if p.image, err = fixtures.PauseImage(p.minor); err != nil {
+			return nil, err
+		}
+	}
+	run.Image = p.image
+	if run.KubeletUnchecked, err = checkPermissions(ctx, cs, in.Namespace); err != nil {
 		return nil, err
 	}
 	say("reading gates and declarations of every node")
 	if run.APIServer, err = APIServerGates(ctx, cs); err != nil {
 		return nil, err
 	}
+	p.api = run.APIServer
 	if in.SchedulerURL != "" {
 		if run.Scheduler, err = SchedulerGates(ctx, in.Config, in.SchedulerURL); err != nil {
 			return nil, err
 		}
 	}
-	if run.Declarations, err = Declarations(ctx, DeclarationsInput{Clientset: cs, PoolLabel: in.PoolLabel}); err != nil {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: in.NodeSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	if len(nodes.Items) == 0 {
+		return nil, fmt.Errorf("no node matches --node-selector %q", in.NodeSelector)
+	}
+	run.PoolLabel = ChoosePoolLabel(nodes.Items, in.PoolLabel)
+	if run.Declarations, err = Declarations(ctx, DeclarationsInput{Clientset: cs, Nodes: nodes.Items, SkipKubelet: run.KubeletUnchecked}); err != nil {
 		return nil, err
 	}
-	poolDecl := map[string][]string{}
+	pools, sliced := SlicePools(nodes.Items, run.PoolLabel.Label)
+	p.declared = map[string][]string{}
 	fresh := map[string]bool{}
 	for i := range run.Declarations {
 		d := &run.Declarations[i]
-		if d.Pool == "" {
-			d.Pool = "(none)"
-		}
+		d.Pool = pools[d.Node]
 		run.Pools[d.Pool] = append(run.Pools[d.Pool], d.Node)
-		poolDecl[d.Pool] = d.Declared
+		p.declared[d.Node] = d.Declared
 		if in.Freshness == 0 || d.HeartbeatAge <= in.Freshness {
 			fresh[d.Pool] = true
 		}
 	}
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: in.NamespacePrefix + "-"}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("create probe namespace: %w", err)
+	say("pools by %s: %s", nonEmptyLabel(run.PoolLabel), describePools(run.Pools))
+	if run.Namespace == "" {
+		done, err := p.ownNamespace(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+	} else {
+		defer p.deleteCreated(ctx)
 	}
-	defer func() {
-		// Also on Ctrl-C: the probe namespace must not outlive the probe.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
-		defer cancel()
-		say("removing namespace %s", ns.Name)
-		_ = cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
-	}()
-	if err := wait.ForDefaultServiceAccount(ctx, cs, ns.Name); err != nil {
-		return nil, err
-	}
-	cpMinor := kubeversion.MinorOf(run.ServerVersion)
-	say("placement and update probes on %d pools in namespace %s", len(run.Pools), ns.Name)
+	p.ns = run.Namespace
+	say("placement and update probes on %d pools in namespace %s with image %s", len(run.Pools), p.ns, p.image)
 	// Pools are probed at once: each probe waits on its own pods.
 	type poolResult struct {
 		placements []PoolProbe
@@ -157,10 +206,15 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			pr := &results[i]
-			pr.placements, pr.err = placeAll(ctx, cs, ns.Name, in.PoolLabel, pool, poolDecl[pool], cpMinor, run.APIServer)
-			if pr.err == nil {
-				pr.updates, pr.err = updateAll(ctx, cs, ns.Name, in.PoolLabel, pool, poolDecl[pool], cpMinor, run.APIServer)
+			steer := steering(run.PoolLabel.Label, pool, run.Pools[pool], sliced[pool])
+			for _, sched := range append([]string{""}, in.SchedulerNames...) {
+				var placed []PoolProbe
+				if placed, pr.err = p.placeAll(ctx, pool, steer, run.Pools[pool], sched); pr.err != nil {
+					return
+				}
+				pr.placements = append(pr.placements, placed...)
 			}
+			pr.updates, pr.err = p.updateAll(ctx, pool, steer)
 		}()
 	}
 	wg.Wait()
@@ -175,6 +229,59 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	return run, nil
 }
 
+func nonEmptyLabel(c PoolLabelChoice) string {
+	if c.Label == "" {
+		return "kubelet version (no node carries a well-known pool label)"
+	}
+	return fmt.Sprintf("label %s (%s) and kubelet version", c.Label, c.Source)
+}
+
+// ownNamespace creates the run's namespace; done removes it.
+func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err error) {
+	ns, err := p.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: p.in.NamespacePrefix + "-"}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create probe namespace: %w", err)
+	}
+	run.Namespace = ns.Name
+	done = func() {
+		// Also on Ctrl-C: the probe namespace must not outlive the probe.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
+		defer cancel()
+		p.say("removing namespace %s", ns.Name)
+		_ = p.cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
+	}
+	if err := wait.ForDefaultServiceAccount(ctx, p.cs, ns.Name); err != nil {
+		done()
+		return nil, err
+	}
+	return done, nil
+}
+
+// deleteCreated removes the run's pods from a namespace the probe keeps.
+func (p *prober) deleteCreated(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
+	defer cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.say("deleting %d probe pods from namespace %s", len(p.created), p.ns)
+	for _, name := range p.created {
+		_ = p.cs.CoreV1().Pods(p.ns).Delete(cctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	}
+}
+
+func (p *prober) say(format string, args ...any) {
+	if p.in.Progress != nil {
+		p.in.Progress(format, args...)
+	}
+}
+
+// remember keeps a pod's name for deleteCreated.
+func (p *prober) remember(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.created = append(p.created, name)
+}
+
 func sortedPools(m map[string][]string) []string {
 	var out []string
 	for p := range m {
@@ -184,59 +291,65 @@ func sortedPools(m map[string][]string) []string {
 	return out
 }
 
-func placeAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool string, declared []string, cpMinor string, api Gates) ([]PoolProbe, error) {
+func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeSelectorTerm, nodes []string, scheduler string) ([]PoolProbe, error) {
 	var out []PoolProbe
+	kind := "p"
+	if scheduler != "" {
+		kind = "s" + strconv.Itoa(slices.Index(p.in.SchedulerNames, scheduler))
+	}
 	try := func(feature string, shape func(*corev1.Pod)) error {
-		pod := fixtures.BasePod(podName("p", pool, len(out)), label, pool)
-		if pool == "(none)" {
-			pod.Spec.Affinity = nil
-		}
-		shape(pod)
-		res, err := Place(ctx, cs, ns, pod)
+		pod := p.probePod(p.podName(kind, pool, len(out)), steer, scheduler, shape)
+		p.remember(pod.Name)
+		res, err := Place(ctx, p.cs, p.ns, pod)
 		if err != nil {
+			if scheduler != "" {
+				err = fmt.Errorf("%w (is a scheduler named %q running?)", err, scheduler)
+			}
 			return err
 		}
-		out = append(out, PoolProbe{Pool: pool, Feature: feature, Declares: feature == "" || slices.Contains(declared, feature),
+		// A bound pod is judged by its node; a refused one by whether any node of the pool declares.
+		declares := p.declares(feature, nodes...)
+		if res.Node != "" {
+			declares = p.declares(feature, res.Node)
+		}
+		out = append(out, PoolProbe{Pool: pool, Scheduler: scheduler, Feature: feature, Declares: declares,
 			Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision})
 		return nil
 	}
 	if err := try("", func(*corev1.Pod) {}); err != nil {
 		return nil, err
 	}
-	for _, p := range fixtures.SchedulingProbes(cpMinor) {
-		if !api.Enabled(p.APIServerGate) {
+	for _, sp := range fixtures.SchedulingProbes(p.minor) {
+		if !p.api.Enabled(sp.APIServerGate) {
 			continue
 		}
-		if err := try(p.Feature, p.Apply); err != nil {
+		if err := try(sp.Feature, sp.Apply); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func updateAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool string, declared []string, cpMinor string, api Gates) ([]PoolUpdate, error) {
+func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.NodeSelectorTerm) ([]PoolUpdate, error) {
 	var out []PoolUpdate
 	try := func(feature string, shape func(*corev1.Pod), sub string, patch []byte) error {
-		name := podName("u", pool, len(out))
-		pod := fixtures.BasePod(name, label, pool)
-		if pool == "(none)" {
-			pod.Spec.Affinity = nil
-		}
-		shape(pod)
-		if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		pod := p.probePod(p.podName("u", pool, len(out)), steer, "", shape)
+		p.remember(pod.Name)
+		if _, err := p.cs.CoreV1().Pods(p.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			if apierrors.IsForbidden(err) {
 				return &PermissionError{Verb: "create", Resource: "pods"}
 			}
 			return err
 		}
-		if _, err := wait.ForPodRunning(ctx, cs, ns, name); err != nil {
-			return err
-		}
-		res, err := Update(ctx, cs, ns, name, sub, patch)
+		running, err := wait.ForPodRunning(ctx, p.cs, p.ns, pod.Name)
 		if err != nil {
 			return err
 		}
-		out = append(out, PoolUpdate{Pool: pool, Feature: feature, Declares: feature == "" || slices.Contains(declared, feature), Code: res.Code, Message: res.Message})
+		res, err := Update(ctx, p.cs, p.ns, pod.Name, sub, patch)
+		if err != nil {
+			return err
+		}
+		out = append(out, PoolUpdate{Pool: pool, Feature: feature, Declares: p.declares(feature, running.Spec.NodeName), Code: res.Code, Message: res.Message})
 		return nil
 	}
 	for _, c := range fixtures.ControlUpdates() {
@@ -244,11 +357,11 @@ func updateAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool str
 			return nil, err
 		}
 	}
-	if !api.Enabled(fixtures.NodeDeclaredFeatures) {
+	if !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
 		return out, nil
 	}
-	for _, u := range fixtures.UpdateProbes(cpMinor) {
-		if !api.Enabled(u.APIServerGate) {
+	for _, u := range fixtures.UpdateProbes(p.minor) {
+		if !p.api.Enabled(u.APIServerGate) {
 			continue
 		}
 		if err := try(u.Feature, u.Apply, u.Subresource, u.Patch); err != nil {
@@ -258,44 +371,69 @@ func updateAll(ctx context.Context, cs kubernetes.Interface, ns, label, pool str
 	return out, nil
 }
 
-var unsafePodChars = regexp.MustCompile(`[^a-z0-9-]+`)
+// checkNamespace is where permissions are checked when the probe makes
+// its own namespace (any name it might get).
+const checkNamespace = "ndfq-probe-check"
 
-// podName is a valid, unique pod name for a pool's i-th probe.
-func podName(kind, pool string, i int) string {
-	p := strings.Trim(unsafePodChars.ReplaceAllString(strings.ToLower(pool), "-"), "-")
-	if len(p) > 40 {
-		p = p[:40]
+// permissions are what a probe needs (config/rbac/ grants them): in ns,
+// or cluster-wide with namespaces when the probe makes its own.
+func permissions(ns string) []authzv1.ResourceAttributes {
+	own := ns == ""
+	if own {
+		ns = checkNamespace
 	}
-	return fmt.Sprintf("%s-%s-%d", kind, p, i)
+	out := []authzv1.ResourceAttributes{
+		{Verb: "list", Resource: "nodes"},
+		{Verb: "get", Resource: "nodes"},
+		{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"},
+		{Verb: "create", Resource: "pods", Namespace: ns},
+		{Verb: "get", Resource: "pods", Namespace: ns},
+		{Verb: "patch", Resource: "pods", Namespace: ns},
+		{Verb: "patch", Resource: "pods", Subresource: "resize", Namespace: ns},
+		{Verb: "delete", Resource: "pods", Namespace: ns},
+	}
+	if own {
+		out = append(out,
+			authzv1.ResourceAttributes{Verb: "create", Resource: "namespaces"},
+			authzv1.ResourceAttributes{Verb: "delete", Resource: "namespaces"},
+			authzv1.ResourceAttributes{Verb: "get", Resource: "serviceaccounts", Namespace: ns})
+	}
+	return out
 }
 
-// needed are the permissions a probe uses (config/rbac/probe.yaml grants them).
-var needed = []authzv1.ResourceAttributes{
-	{Verb: "list", Resource: "nodes"},
-	{Verb: "get", Resource: "nodes"},
-	{Verb: "get", Resource: "serviceaccounts", Namespace: "ndfq-probe-check"},
-	{Verb: "get", Resource: "nodes", Subresource: "proxy"},
-	{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"},
-	{Verb: "create", Resource: "namespaces"},
-	{Verb: "delete", Resource: "namespaces"},
-	{Verb: "create", Resource: "pods", Namespace: "ndfq-probe-check"},
-	{Verb: "patch", Resource: "pods", Subresource: "resize", Namespace: "ndfq-probe-check"},
-	{Verb: "patch", Resource: "pods", Namespace: "ndfq-probe-check"},
-	{Verb: "get", Resource: "pods", Namespace: "ndfq-probe-check"},
-}
+// kubeletAccess lets the probe read kubelets' gates and configuration.
+var kubeletAccess = authzv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "proxy"}
 
-func checkPermissions(ctx context.Context, cs kubernetes.Interface) error {
-	for _, attr := range needed {
-		attr := attr
-		rev, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
-			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr},
-		}, metav1.CreateOptions{})
+// checkPermissions fails on a permission every probe needs; without
+// kubeletAccess it says why the kubelet checks will not be made.
+func checkPermissions(ctx context.Context, cs kubernetes.Interface, ns string) (kubeletUnchecked string, err error) {
+	allowed := func(spec authzv1.SelfSubjectAccessReviewSpec, what string) (bool, error) {
+		rev, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
-			return fmt.Errorf("check permission %s %s: %w", attr.Verb, attr.Resource, err)
+			return false, fmt.Errorf("check permission %s: %w", what, err)
 		}
-		if !rev.Status.Allowed {
-			return &PermissionError{Verb: attr.Verb, Resource: attr.Resource, Subresource: attr.Subresource}
+		return rev.Status.Allowed, nil
+	}
+	for _, attr := range permissions(ns) {
+		ok, err := allowed(authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}, attr.Verb+" "+attr.Resource)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", &PermissionError{Verb: attr.Verb, Resource: attr.Resource, Subresource: attr.Subresource, Namespace: attr.Namespace}
 		}
 	}
-	return nil
+	ok, err := allowed(authzv1.SelfSubjectAccessReviewSpec{NonResourceAttributes: &authzv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}}, "get /metrics")
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", &PermissionError{Verb: "get", Resource: "/metrics"}
+	}
+	attr := kubeletAccess
+	if ok, err = allowed(authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}, "get nodes/proxy"); err != nil || ok {
+		return "", err
+	}
+	return "the identity may not get nodes/proxy (config/rbac/kubelet.yaml grants it), so no kubelet's gates or configuration were read: " +
+		"declared sets are not compared with what each kubelet must declare, and kubelets are not checked for the rollout order", nil
 }

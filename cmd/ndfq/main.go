@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -30,15 +31,22 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if filepath.Base(os.Args[0]) == "kubectl-ndfq" {
+		displayName = "kubectl ndfq" // run as a kubectl plugin: `kubectl ndfq probe`
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// displayName is how help and errors name the command.
+var displayName = "ndfq"
+
 // run is the whole command line, so tests can check exit codes.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := group("ndfq", "Node Declared Features qualification harness",
 		hostCommand(), imagesCommand(), clusterCommand(), topologyCommand(), probeCommand(), reportCommand(), versionCommand())
+	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: displayName}
 	root.SilenceUsage, root.SilenceErrors = true, true
 	// Every NDFQ_INTERVAL_* override is checked before anything starts.
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return wait.CheckOverrides() }
@@ -54,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errIncomplete):
 		return exitIncomplete
 	}
-	fmt.Fprintln(stderr, "ndfq:", err)
+	fmt.Fprintln(stderr, displayName+":", err)
 	return exitError
 }
 

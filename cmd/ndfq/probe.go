@@ -3,12 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/progress"
@@ -17,22 +23,35 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, kubeContext, poolLabel, namespace, output, schedulerURL, as, svg, intentFile, intentCPVersion string
+	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, intentFile, intentCPVersion string
+	var tolerations, schedulerNames []string
+	var qps float32
+	var burst int
+	var holdUnchecked bool
 	var intent rollout.Intent
+	var tols []corev1.Toleration
+	overrides := &clientcmd.ConfigOverrides{}
 	t := rollout.DefaultThresholds
+	var loader clientcmd.ClientConfig
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Probe any cluster's Node Declared Features and print GO (exit 0), HOLD with reasons (exit 1), or INCOMPLETE naming the checks it could not make (exit 3); errors exit 2",
 		Long: `probe reads every node's declaredFeatures and its kubelet's gates, the apiserver's
 (and optionally the scheduler's) gates, then places probe pods and sends probe updates
-per pool in a namespace it creates and removes. It never writes to Node objects.`,
+per pool in a namespace it creates and removes (or the one -n names). It never writes
+to Node objects. Pools are the values of --pool-label (by default the first well-known
+pool label present: ndfq, GKE, EKS, AKS, Karpenter), sliced by kubelet version.
+Probe pods run --image's own entrypoint (by default the pause image of the control
+plane's minor, which every kubeadm node has): no shell, nothing to pull on most clusters.
+Without permission to the node proxy (config/rbac/kubelet.yaml) the kubelet checks are
+not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 		Args: noArgs,
 		// Flags are checked before anything connects to the cluster.
 		PreRunE: func(*cobra.Command, []string) error {
 			switch output {
-			case "text", "json", "yaml", "markdown":
+			case "text", "json", "yaml", "markdown", "junit":
 			default:
-				return fmt.Errorf("--output %q: want text, json, yaml or markdown", output)
+				return fmt.Errorf("--output %q: want text, json, yaml, markdown or junit", output)
 			}
 			switch {
 			case t.Freshness <= 0:
@@ -43,6 +62,45 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 				return fmt.Errorf("--max-latency-ratio %g: want 1 or more", t.MaxLatencyRatio)
 			case t.MinLatency < 0:
 				return fmt.Errorf("--min-latency %s: want 0 or more", t.MinLatency)
+			case qps <= 0:
+				return fmt.Errorf("--qps %g: want more than 0", qps)
+			case burst < 1:
+				return fmt.Errorf("--burst %d: want 1 or more", burst)
+			}
+			if n, err := strconv.Atoi(overrides.Timeout); err == nil && n >= 0 {
+				// kubectl's plain seconds
+			} else if d, err := time.ParseDuration(overrides.Timeout); err != nil || d < 0 {
+				return fmt.Errorf("--request-timeout %q: want a duration such as 30s (0 for none)", overrides.Timeout)
+			}
+			if _, err := labels.Parse(nodeSelector); err != nil {
+				return fmt.Errorf("--node-selector %q: %w", nodeSelector, err)
+			}
+			if image != "" {
+				if _, err := name.ParseReference(image); err != nil {
+					return fmt.Errorf("--image %q: %w", image, err)
+				}
+			}
+			for _, s := range tolerations {
+				tol, err := probes.ParseToleration(s)
+				if err != nil {
+					return fmt.Errorf("--tolerations: %w", err)
+				}
+				tols = append(tols, tol)
+			}
+			seen := map[string]bool{}
+			for _, n := range schedulerNames {
+				if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+					return fmt.Errorf("--scheduler-name %q: %s", n, strings.Join(errs, "; "))
+				}
+				if n == corev1.DefaultSchedulerName || seen[n] {
+					return fmt.Errorf("--scheduler-name %q: given twice, or the default scheduler (always probed)", n)
+				}
+				seen[n] = true
+			}
+			if ns := overrides.Context.Namespace; ns != "" {
+				if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+					return fmt.Errorf("--namespace %q: %s", ns, strings.Join(errs, "; "))
+				}
 			}
 			if intentFile != "" {
 				plan, err := topology.LoadWith(intentFile, intentCPVersion)
@@ -51,24 +109,26 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 				}
 				intent = intentOf(plan)
 			}
+			rules := clientcmd.NewDefaultClientConfigLoadingRules()
+			rules.ExplicitPath = kubeconfig
+			loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext, AuthInfo: clientcmdapi.AuthInfo{Impersonate: as}})
 			cfg, err := loader.ClientConfig()
 			if err != nil {
 				return fmt.Errorf("kubeconfig: %w", err)
 			}
-			contextName := kubeContext
+			contextName := overrides.CurrentContext
 			if raw, err := loader.RawConfig(); err == nil && contextName == "" {
 				contextName = raw.CurrentContext
 			}
-			cfg.Timeout = 30 * time.Second
+			cfg.QPS, cfg.Burst = qps, burst
 			log := progress.New(cmd.ErrOrStderr())
 			run, err := probes.Probe(cmd.Context(), probes.RunInput{
-				Config: cfg, PoolLabel: poolLabel, NamespacePrefix: namespace, SchedulerURL: schedulerURL, Freshness: t.Freshness, Progress: log.Printf,
+				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: overrides.Context.Namespace, NamespacePrefix: "ndfq-probe",
+				Image: image, Tolerations: tols, SchedulerNames: schedulerNames,
+				SchedulerURL: schedulerURL, Freshness: t.Freshness, Progress: log.Printf,
 			})
 			if err != nil {
 				var perm *probes.PermissionError
@@ -81,28 +141,18 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 			if intent != nil {
 				gate.CheckIntent(run, intent)
 			}
-			out := cmd.OutOrStdout()
-			gate.NDFQVersion, gate.Context = version, contextName
-			switch output {
-			case "json":
-				err = gate.WriteJSON(out)
-			case "yaml":
-				err = gate.WriteYAML(out)
-			case "markdown":
-				err = gate.WriteMarkdown(out)
-			default:
-				err = gate.WriteText(out)
+			if holdUnchecked {
+				gate.HoldUnchecked()
 			}
-			if err != nil {
+			gate.NDFQVersion, gate.Context = version, contextName
+			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
 				return err
 			}
-			if svg != "" {
-				f, err := os.Create(svg)
-				if err != nil {
-					return err
+			for path, form := range map[string]string{svg: "svg", junit: "junit"} {
+				if path == "" {
+					continue
 				}
-				defer f.Close()
-				if err := gate.WriteSVG(f); err != nil {
+				if err := writeGateFile(path, gate, form); err != nil {
 					return err
 				}
 			}
@@ -117,12 +167,22 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kubeContext, "context", "", "kubeconfig context")
-	f.StringVar(&as, "as", "", "user to impersonate (check that config/rbac/probe.yaml is enough)")
-	f.StringVar(&poolLabel, "pool-label", topology.PoolLabel, "node label that names pools")
-	f.StringVar(&namespace, "namespace", "ndfq-probe", "prefix of the namespace the probe creates and removes")
-	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json) or markdown")
+	flags := clientcmd.RecommendedConfigOverrideFlags("")
+	flags.Timeout.Default = "30s"
+	flags.ContextOverrideFlags.Namespace.Description = "an existing namespace for the probe pods: none is created, only the run's pods are deleted after (default: a new namespace, removed after)"
+	flags.AuthOverrideFlags.Impersonate.Description = "user to impersonate (check that config/rbac/ is enough)"
+	clientcmd.BindOverrideFlags(overrides, f, flags)
+	f.Float32Var(&qps, "qps", 20, "client queries per second to the apiserver")
+	f.IntVar(&burst, "burst", 40, "client burst of queries to the apiserver")
+	f.StringVar(&poolLabel, "pool-label", "", "node label that names pools (default: the first of "+strings.Join(probes.WellKnownPoolLabels, ", ")+" that a node carries); pools are also sliced by kubelet version")
+	f.StringVarP(&nodeSelector, "node-selector", "l", "", "label selector: probe only these nodes (e.g. pool=a,zone!=b)")
+	f.StringVar(&image, "image", "", "probe pods' image, run with its own entrypoint, which must keep running (default: registry.k8s.io/pause of the control plane's minor)")
+	f.StringArrayVar(&tolerations, "tolerations", nil, "taints probe pods tolerate besides the control plane's, as KEY[=VALUE][:EFFECT] or * (repeatable)")
+	f.StringArrayVar(&schedulerNames, "scheduler-name", nil, "also send the placement probes through this scheduler (repeatable); one that binds a pod to a node lacking its feature holds scheduler-ignores-declarations")
+	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json), markdown or junit")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
+	f.StringVar(&junit, "junit", "", "also write the verdict as JUnit (one test case per pool and stop condition) to this file")
+	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
 	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
@@ -131,6 +191,35 @@ per pool in a namespace it creates and removes. It never writes to Node objects.
 	f.Float64Var(&t.MaxLatencyRatio, "max-latency-ratio", t.MaxLatencyRatio, "probe/control scheduling decision time ratio that holds")
 	f.DurationVar(&t.MinLatency, "min-latency", t.MinLatency, "decision times under this never hold on ratio")
 	return cmd
+}
+
+// writeGate prints the verdict in one of the --output forms.
+func writeGate(w io.Writer, g rollout.Gate, form string) error {
+	switch form {
+	case "json":
+		return g.WriteJSON(w)
+	case "yaml":
+		return g.WriteYAML(w)
+	case "markdown":
+		return g.WriteMarkdown(w)
+	case "junit":
+		return g.WriteJUnit(w)
+	case "svg":
+		return g.WriteSVG(w)
+	}
+	return g.WriteText(w)
+}
+
+func writeGateFile(path string, g rollout.Gate, form string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeGate(f, g, form); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // intentOf is a topology as the plan the probe holds a fleet to.

@@ -29,6 +29,7 @@ func (g *Gate) CheckIntent(run *probes.Run, intent Intent) {
 	add := func(pool, node, format string, args ...any) {
 		g.Reasons = append(g.Reasons, Reason{Condition: IntentMismatch, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
 	}
+	g.intentChecked = true
 	seen := map[string]int{}
 	for _, d := range run.Declarations {
 		seen[d.Pool]++

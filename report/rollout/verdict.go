@@ -35,24 +35,26 @@ type Condition string
 
 // The stop conditions of a rollout gate.
 const (
-	RolloutOrder              Condition = "rollout-order"               // the scheduler or kubelets have the gate on before the apiserver
-	KubeletUnreachable        Condition = "kubelet-unreachable"         // a kubelet's gates cannot be read, so its declarations cannot be checked
-	MissingReport             Condition = "missing-report"              // a node declares less than its kubelet must
-	DeclaredButNotEnabled     Condition = "declared-but-not-enabled"    // a node declares what its kubelet does not enable: stale or forged
-	StaleDeclarations         Condition = "stale-declarations"          // a node's lease is older than the freshness threshold
-	MissingReportRate         Condition = "missing-report-rate"         // too many of a pool's nodes miss declarations
-	MixedPool                 Condition = "mixed-pool"                  // a pool's nodes declare different sets
-	UnexpectedRefusal         Condition = "unexpected-refusal"          // a pod was refused on a pool that declares what it needs
-	UnexpectedAdmission       Condition = "unexpected-admission"        // a pod was bound to a node that does not declare what it needs
-	SchedulerLatency          Condition = "scheduler-latency"           // probe pods are decided much slower than control pods
-	UnexpectedUpdateRejection Condition = "unexpected-update-rejection" // an update was rejected on a pool that declares what it needs
-	UnexpectedUpdateAdmission Condition = "unexpected-update-admission" // an update was admitted for a node that does not declare what it needs
-	GateFingerprint           Condition = "gate-fingerprint"            // the control-plane components and kubelets disagree on the gate
-	IntentMismatch            Condition = "intent-mismatch"             // a node's kubelet, gates or declarations differ from the operator's plan (--intent)
+	RolloutOrder              Condition = "rollout-order"                  // the scheduler or kubelets have the gate on before the apiserver
+	KubeletUnreachable        Condition = "kubelet-unreachable"            // a kubelet's gates cannot be read, so its declarations cannot be checked
+	MissingReport             Condition = "missing-report"                 // a node declares less than its kubelet must
+	DeclaredButNotEnabled     Condition = "declared-but-not-enabled"       // a node declares what its kubelet does not enable: stale or forged
+	StaleDeclarations         Condition = "stale-declarations"             // a node's lease is older than the freshness threshold
+	MissingReportRate         Condition = "missing-report-rate"            // too many of a pool's nodes miss declarations
+	MixedPool                 Condition = "mixed-pool"                     // a pool's nodes declare different sets
+	UnexpectedRefusal         Condition = "unexpected-refusal"             // a pod was refused on a pool that declares what it needs
+	UnexpectedAdmission       Condition = "unexpected-admission"           // a pod was bound to a node that does not declare what it needs
+	SchedulerLatency          Condition = "scheduler-latency"              // probe pods are decided much slower than control pods
+	UnexpectedUpdateRejection Condition = "unexpected-update-rejection"    // an update was rejected on a pool that declares what it needs
+	UnexpectedUpdateAdmission Condition = "unexpected-update-admission"    // an update was admitted for a node that does not declare what it needs
+	GateFingerprint           Condition = "gate-fingerprint"               // the control-plane components and kubelets disagree on the gate
+	IntentMismatch            Condition = "intent-mismatch"                // a node's kubelet, gates or declarations differ from the operator's plan (--intent)
+	SchedulerIgnoresDecl      Condition = "scheduler-ignores-declarations" // a second scheduler (--scheduler-name) bound a pod to a node that does not declare what it needs
+	CheckNotMade              Condition = "check-not-made"                 // a check that applies could not be made (--hold-unchecked)
 )
 
 // Conditions lists every stop condition (probe.schema.json enumerates them).
-var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool, UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, GateFingerprint, IntentMismatch}
+var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool, UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, CheckNotMade}
 
 // Reason is one stop condition that fired.
 type Reason struct {
@@ -150,6 +152,14 @@ type Gate struct {
 	Fingerprint map[string]string `json:"gateFingerprint"`
 	Server      string            `json:"serverVersion"`
 	TookSeconds float64           `json:"tookSeconds"`
+	// How the run was made: pools' label, probe pods' image and namespace,
+	// and the schedulers placement went through besides the default one.
+	PoolLabel  probes.PoolLabelChoice `json:"poolLabel"`
+	Image      string                 `json:"image"`
+	Namespace  string                 `json:"namespace"`
+	Schedulers []string               `json:"schedulers"`
+
+	intentChecked bool // CheckIntent ran
 }
 
 // Fired is the set of conditions that fired, sorted.
@@ -176,7 +186,8 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	g := Gate{APIVersion: APIVersion, Kind: Kind, Time: run.Started.UTC().Format(time.RFC3339),
 		Reasons: []Reason{}, Unchecked: []Unchecked{}, Pools: []PoolSummary{}, Nodes: []NodeSummary{},
 		Thresholds: ThresholdsJSON{MaxMissingRate: t.MaxMissingRate, FreshnessSeconds: t.Freshness.Seconds(), MaxLatencyRatio: t.MaxLatencyRatio, MinLatencySeconds: t.MinLatency.Seconds()},
-		Server:     run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds()}
+		Server:     run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds(),
+		PoolLabel: run.PoolLabel, Image: run.Image, Namespace: run.Namespace, Schedulers: orEmpty(run.Schedulers)}
 	add := func(cond Condition, pool, node, format string, args ...any) {
 		g.Reasons = append(g.Reasons, Reason{Condition: cond, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -215,7 +226,11 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
 			ps.Digests = appendUniq(ps.Digests, d.Digest)
 			ps.Declared = orEmpty(d.Declared)
-			gateStates[d.Gates.Describe(ndf)] = true
+			if d.Unchecked != "" {
+				gateStates["not read"] = true
+			} else {
+				gateStates[d.Gates.Describe(ndf)] = true
+			}
 			if d.Unreachable != "" {
 				add(KubeletUnreachable, pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, strings.Join(strings.Fields(d.Unreachable), " "))
 			}
@@ -243,12 +258,25 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			add(MissingReportRate, pool, "", "%.0f%% of nodes miss declarations (threshold %.0f%%)", ps.MissingPct, 100*t.MaxMissingRate)
 		}
 		if len(ps.Digests) > 1 {
-			add(MixedPool, pool, "", "nodes declare %d different sets", len(ps.Digests))
+			hint := ""
+			if run.PoolLabel.Label == "" {
+				hint = " (no node carries a pool label, so a pool is every node of one kubelet version: pass --pool-label to group nodes as you run them)"
+			}
+			add(MixedPool, pool, "", "nodes declare %d different sets%s", len(ps.Digests), hint)
 		}
 		var probe, control []time.Duration
 		for _, p := range run.Placements {
 			if p.Pool != pool {
 				continue
+			}
+			if p.Scheduler != "" {
+				switch {
+				case p.Declares && !p.Bound:
+					add(UnexpectedRefusal, pool, "", "scheduler %s refused a pod needing %q: %s", p.Scheduler, nonEmpty(p.Feature, "nothing"), p.Message)
+				case !p.Declares && p.Bound:
+					add(SchedulerIgnoresDecl, pool, p.Node, "scheduler %s bound a pod needing %s to node %s, which does not declare it: pods that choose this scheduler bypass Node Declared Features", p.Scheduler, p.Feature, p.Node)
+				}
+				continue // latency and refusal counts are the default scheduler's
 			}
 			if p.Feature == "" {
 				control = append(control, p.Decision)
@@ -298,12 +326,24 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		g.Unchecked = append(g.Unchecked, Unchecked{Check: "scheduler-gates", Pool: "control-plane",
 			Reason: "kube-scheduler's gates were not read (no --scheduler-metrics-url): whether it runs the plugin, and the rollout order against the apiserver, are unchecked"})
 	}
+	if run.KubeletUnchecked != "" {
+		g.Unchecked = append(g.Unchecked, Unchecked{Check: "kubelet-gates", Reason: run.KubeletUnchecked})
+	}
 	for _, pool := range run.Unprobed {
 		g.Unchecked = append(g.Unchecked, Unchecked{Check: "placement-and-updates", Pool: pool,
 			Reason: "every node of the pool is stale, so no probe pod was placed or updated there"})
 	}
 	g.decide()
 	return g
+}
+
+// HoldUnchecked makes every check that could not be made a reason to
+// hold (--hold-unchecked): a gate that must not pass on less than all.
+func (g *Gate) HoldUnchecked() {
+	for _, u := range g.Unchecked {
+		g.Reasons = append(g.Reasons, Reason{Condition: CheckNotMade, Pool: u.Pool, Detail: u.Check + ": " + u.Reason})
+	}
+	g.decide()
 }
 
 // decide is the verdict: any reason holds; otherwise a check that could
@@ -366,7 +406,7 @@ func orEmpty(s []string) []string {
 
 // WriteText is the terminal form.
 func (g Gate) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs)\n\n", g.Verdict, g.Server, g.TookSeconds)
+	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs)\n%s\n\n", g.Verdict, g.Server, g.TookSeconds, g.how())
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
 	for _, p := range g.Pools {
@@ -390,9 +430,25 @@ func (g Gate) WriteText(w io.Writer) error {
 	return nil
 }
 
+// how says what pools are and what the probe pods ran, for the reader.
+func (g Gate) how() string {
+	pools := "pools by kubelet version (no node carries a well-known pool label)"
+	switch g.PoolLabel.Source {
+	case "flag":
+		pools = "pools by --pool-label " + g.PoolLabel.Label + " and kubelet version"
+	case "well-known":
+		pools = "pools by " + g.PoolLabel.Label + " (the first well-known pool label present) and kubelet version"
+	}
+	s := fmt.Sprintf("%s; probe pods %s in namespace %s", pools, g.Image, g.Namespace)
+	if len(g.Schedulers) > 0 {
+		s += "; placement also through " + strings.Join(g.Schedulers, ", ")
+	}
+	return s
+}
+
 // WriteMarkdown is the form for tickets and CI summaries.
 func (g Gate) WriteMarkdown(w io.Writer) error {
-	fmt.Fprintf(w, "# ndfq probe: %s\n\nServer %s, probed in %.0fs.\n\n", g.Verdict, g.Server, g.TookSeconds)
+	fmt.Fprintf(w, "# ndfq probe: %s\n\nServer %s, probed in %.0fs. %s.\n\n", g.Verdict, g.Server, g.TookSeconds, g.how())
 	if len(g.Reasons) > 0 {
 		fmt.Fprintf(w, "## Why HOLD\n\n")
 		for _, r := range g.Reasons {

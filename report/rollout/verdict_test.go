@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +13,14 @@ import (
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/report"
 )
 
 func soundRun() *probes.Run {
 	on := probes.Gates{"NodeDeclaredFeatures": {Enabled: true}}
 	return &probes.Run{
 		ServerVersion: "v1.37.2", APIServer: on, Scheduler: on, Took: 20 * time.Second,
+		PoolLabel: probes.PoolLabelChoice{Label: "ndfq.io/pool", Source: "well-known"}, Image: "registry.k8s.io/pause:3.10.2", Namespace: "ndfq-probe-x",
 		Declarations: []probes.Declaration{
 			{Node: "a1", Pool: "a", KubeletVersion: "v1.37.2", Published: true, Declared: []string{"X"}, Expected: []string{"X"}, Digest: "0123456789ab", Gates: on, HeartbeatAge: time.Second},
 			{Node: "b1", Pool: "b", KubeletVersion: "v1.34.4", Digest: "e3b0c44298fc", Gates: probes.Gates{}, HeartbeatAge: time.Second},
@@ -55,6 +59,13 @@ func TestStopConditions(t *testing.T) {
 		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
 		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"rollout-order [control-plane]":   func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"scheduler-ignores-declarations [b/b1]: scheduler no-ndf bound a pod needing X to node b1": func(r *probes.Run) {
+			r.Schedulers = []string{"no-ndf"}
+			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "no-ndf", Feature: "X", Bound: true, Node: "b1"})
+		},
+		"unexpected-refusal [a]: scheduler other refused": func(r *probes.Run) {
+			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "a", Scheduler: "other", Feature: "X", Declares: true, Message: "no"})
+		},
 		"rollout-order [a/a1]: kubelet v1.37.2 has NodeDeclaredFeatures on while kube-apiserver has it off (the apiserver stored [X] anyway)": func(r *probes.Run) {
 			off := probes.Gates{"NodeDeclaredFeatures": {Enabled: false}}
 			r.APIServer, r.Scheduler = off, off
@@ -245,5 +256,69 @@ func TestReportForPipelines(t *testing.T) {
 		if !strings.Contains(ym.String(), want) {
 			t.Errorf("YAML lacks %s:\n%s", want, ym.String())
 		}
+	}
+}
+
+// A second scheduler that refuses what the pool lacks holds nothing and
+// does not count as the default scheduler's refusal.
+func TestSecondSchedulerThatRefuses(t *testing.T) {
+	r := soundRun()
+	r.Schedulers = []string{"with-plugin"}
+	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "with-plugin", Feature: "X", Decision: time.Minute})
+	g := Evaluate(r, DefaultThresholds)
+	if g.Verdict != GO || g.Pools[1].Refusals != 1 {
+		t.Errorf("verdict %s reasons %v pool b %+v", g.Verdict, g.Reasons, g.Pools[1])
+	}
+}
+
+// Without nodes/proxy the kubelet checks are not made: INCOMPLETE naming
+// them (no kubelet-unreachable), HOLD check-not-made with --hold-unchecked.
+func TestKubeletChecksNotMade(t *testing.T) {
+	r := soundRun()
+	r.KubeletUnchecked = "the identity may not get nodes/proxy"
+	for i := range r.Declarations {
+		r.Declarations[i].Unchecked, r.Declarations[i].Gates, r.Declarations[i].Expected = r.KubeletUnchecked, nil, nil
+	}
+	g := Evaluate(r, DefaultThresholds)
+	if g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "kubelet-gates" || g.Pools[0].KubeletGate != "not read" {
+		t.Errorf("verdict %s unchecked %v reasons %v pool %+v", g.Verdict, g.Unchecked, g.Reasons, g.Pools[0])
+	}
+	g.HoldUnchecked()
+	if g.Verdict != HOLD || !g.Holds(CheckNotMade, "", "") {
+		t.Errorf("--hold-unchecked: %s %v", g.Verdict, g.Reasons)
+	}
+}
+
+// JUnit: one case per pool × condition, failed where it fired, skipped
+// with the reason where it was not asked; the closing count reads it.
+func TestJUnit(t *testing.T) {
+	r := soundRun()
+	r.Declarations[1].Extra = []string{"X"}
+	r.Unprobed = []string{"a"}
+	g := Evaluate(r, DefaultThresholds)
+	var out strings.Builder
+	if err := g.WriteJUnit(&out); err != nil {
+		t.Fatal(err)
+	}
+	doc := out.String()
+	for _, want := range []string{
+		`<testcase name="declared-but-not-enabled [b]" classname="ndfq.probe.b" status="failed"`,
+		`<testcase name="unexpected-refusal [a]" classname="ndfq.probe.a" status="skipped"`,
+		`message="skipped - placement-and-updates [a]: every node of the pool is stale`,
+		`<testcase name="unexpected-refusal [b]" classname="ndfq.probe.b" status="passed"`,
+		`<testcase name="intent-mismatch [cluster]" classname="ndfq.probe.cluster" status="skipped"`,
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, doc)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := report.CountJUnit(path)
+	cases := 3 * len(Conditions)
+	if err != nil || c.Failed != 1 || c.Passed+c.Failed+c.Skipped != cases {
+		t.Errorf("counted %v (%v), want 1 failed of %d", c, err, cases)
 	}
 }

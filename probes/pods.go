@@ -1,0 +1,87 @@
+package probes
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ndfq/ndfq/fixtures"
+)
+
+// probePod is fixtures' pod shaped for any cluster: steered to the pool's
+// nodes, running the probe image's own entrypoint (a pause image: no
+// shell), tolerating what the caller says.
+func (p *prober) probePod(name string, steer []corev1.NodeSelectorTerm, schedulerName string, shape func(*corev1.Pod)) *corev1.Pod {
+	pod := fixtures.BasePod(name, "", "")
+	shape(pod)
+	pod.Labels[RunLabel] = p.id
+	pod.Spec.SchedulerName = schedulerName
+	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: steer},
+	}}
+	pod.Spec.Tolerations = append(pod.Spec.Tolerations, p.in.Tolerations...)
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			cs[i].Image, cs[i].ImagePullPolicy = p.image, corev1.PullIfNotPresent
+			cs[i].Command, cs[i].Args = nil, nil
+		}
+	}
+	return pod
+}
+
+// RunLabel marks every pod of one probe run with the run's id.
+const RunLabel = "ndfq.io/probe-run"
+
+// steering selects a pool's nodes: its label value when the pool is one
+// (the common case, one term however large the pool), otherwise each node
+// by name (a node field selector takes one name per term; terms are ORed).
+func steering(label, pool string, nodes []string, sliced bool) []corev1.NodeSelectorTerm {
+	if label != "" && pool != Unlabelled && !sliced {
+		return []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: label, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}}}}
+	}
+	out := make([]corev1.NodeSelectorTerm, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}}})
+	}
+	return out
+}
+
+var unsafePodChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// podName is a valid pod name, unique per run, for a pool's i-th probe:
+// "ndfq-RUN-KIND-POOL-I", so runs can share a namespace.
+func (p *prober) podName(kind, pool string, i int) string {
+	name := strings.Trim(unsafePodChars.ReplaceAllString(strings.ToLower(pool), "-"), "-")
+	if len(name) > 30 {
+		name = strings.Trim(name[:30], "-")
+	}
+	return fmt.Sprintf("ndfq-%s-%s-%s-%d", p.id, kind, name, i)
+}
+
+// ParseToleration reads kubectl's taint syntax as what tolerates it:
+// KEY[=VALUE][:EFFECT], or "*" for every taint.
+func ParseToleration(s string) (corev1.Toleration, error) {
+	if s == "*" {
+		return corev1.Toleration{Operator: corev1.TolerationOpExists}, nil
+	}
+	kv, effect, hasEffect := strings.Cut(s, ":")
+	key, value, hasValue := strings.Cut(kv, "=")
+	t := corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists}
+	if hasValue {
+		t.Operator, t.Value = corev1.TolerationOpEqual, value
+	}
+	if hasEffect {
+		switch e := corev1.TaintEffect(effect); e {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+			t.Effect = e
+		default:
+			return t, fmt.Errorf("toleration %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+		}
+	}
+	if key == "" {
+		return t, fmt.Errorf("toleration %q: want KEY[=VALUE][:EFFECT] or *", s)
+	}
+	return t, nil
+}
