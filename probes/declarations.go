@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -34,11 +35,12 @@ type Declaration struct {
 	HeartbeatAge   time.Duration
 	Unreachable    string // why the kubelet's gates could not be read; nothing is expected then
 	Unchecked      string // why the kubelet was not asked (no permission); nothing is expected then
+	NotSampled     bool   // the kubelet was left out of the sample (--kubelet-sample); nothing is expected then
 }
 
 // Matches is true when the declared set is exactly the expected one.
 func (d Declaration) Matches() bool {
-	return d.Unreachable == "" && d.Unchecked == "" && len(d.Missing) == 0 && len(d.Extra) == 0
+	return d.Unreachable == "" && d.Unchecked == "" && !d.NotSampled && len(d.Missing) == 0 && len(d.Extra) == 0
 }
 
 // DeclarationsInput says which nodes to look at.
@@ -49,7 +51,12 @@ type DeclarationsInput struct {
 	// SkipKubelet, when set, says why kubelets are not asked for their
 	// gates (the identity may not use the node proxy).
 	SkipKubelet string
+	// Sample, when not nil, names the only nodes whose kubelets are asked.
+	Sample map[string]bool
 }
+
+// kubeletReads is how many kubelets are asked at once through the proxy.
+const kubeletReads = 8
 
 // Declarations reads every node's declaration, its kubelet's gates and
 // configuration through the node proxy, and its lease's age.
@@ -62,41 +69,62 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		}
 		nodes = list.Items
 	}
-	var out []Declaration
-	for _, n := range nodes {
-		d := Declaration{
+	renewed := map[string]time.Time{}
+	leases, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list node leases: %w", err)
+	}
+	for _, l := range leases.Items {
+		if l.Spec.RenewTime != nil {
+			renewed[l.Name] = l.Spec.RenewTime.Time
+		}
+	}
+	out := make([]Declaration, len(nodes))
+	var g errgroup.Group
+	g.SetLimit(kubeletReads)
+	for i, n := range nodes {
+		d := &out[i]
+		*d = Declaration{
 			Node: n.Name, Pool: n.Labels[in.PoolLabel], KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
 			Digest: fixtures.Digest(n.Status.DeclaredFeatures),
 		}
-		if lease, err := in.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err == nil && lease.Spec.RenewTime != nil {
-			d.HeartbeatAge = time.Since(lease.Spec.RenewTime.Time)
+		if t, ok := renewed[n.Name]; ok {
+			d.HeartbeatAge = time.Since(t)
 		}
-		if in.SkipKubelet != "" {
+		switch {
+		case in.SkipKubelet != "":
 			d.Unchecked = in.SkipKubelet
-			out = append(out, d)
+			continue
+		case in.Sample != nil && !in.Sample[n.Name]:
+			d.NotSampled = true
 			continue
 		}
-		// A stopped kubelet cannot say what it enables: the node is reported, not skipped.
-		var err error
-		if d.Gates, err = KubeletGates(ctx, in.Clientset, n.Name); err == nil {
-			d.CPUManager, err = kubeletCPUManagerPolicy(ctx, in.Clientset, n.Name)
-		}
-		if err != nil {
-			d.Unreachable = err.Error()
-			out = append(out, d)
-			continue
-		}
-		effective := map[string]bool{}
-		for name, s := range d.Gates {
-			effective[name] = s.Enabled
-		}
-		d.Expected = fixtures.Expected(kubeversion.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
-		d.Missing, d.Extra = diff(d.Expected, d.Declared)
-		out = append(out, d)
+		g.Go(func() error { readKubelet(ctx, in.Clientset, d); return nil })
 	}
+	_ = g.Wait()
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, nil
+}
+
+// readKubelet asks the node's kubelet for its gates and configuration and
+// sets what the oracle expects it to declare. A stopped kubelet cannot say
+// what it enables: the node is reported as unreachable, not skipped.
+func readKubelet(ctx context.Context, cs kubernetes.Interface, d *Declaration) {
+	var err error
+	if d.Gates, err = KubeletGates(ctx, cs, d.Node); err == nil {
+		d.CPUManager, err = kubeletCPUManagerPolicy(ctx, cs, d.Node)
+	}
+	if err != nil {
+		d.Unreachable = err.Error()
+		return
+	}
+	effective := map[string]bool{}
+	for name, s := range d.Gates {
+		effective[name] = s.Enabled
+	}
+	d.Expected = fixtures.Expected(kubeversion.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
+	d.Missing, d.Extra = diff(d.Expected, d.Declared)
 }
 
 // kubeletCPUManagerPolicy reads the kubelet's running configuration (configz).

@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -35,6 +36,7 @@ type RunInput struct {
 	Tolerations     []corev1.Toleration // besides the control-plane taint
 	SchedulerNames  []string            // placement probes also go through each of these schedulers
 	SchedulerURL    string              // optional kube-scheduler /metrics URL
+	KubeletSample   int                 // ask at most this many kubelets per pool (0: every one)
 	Freshness       time.Duration       // pools whose every node's lease is older are not probed with pods
 	Progress        func(format string, args ...any)
 }
@@ -161,10 +163,11 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, fmt.Errorf("no node matches --node-selector %q", in.NodeSelector)
 	}
 	run.PoolLabel = ChoosePoolLabel(nodes.Items, in.PoolLabel)
-	if run.Declarations, err = Declarations(ctx, DeclarationsInput{Clientset: cs, Nodes: nodes.Items, SkipKubelet: run.KubeletUnchecked}); err != nil {
+	pools, sliced := SlicePools(nodes.Items, run.PoolLabel.Label)
+	if run.Declarations, err = Declarations(ctx, DeclarationsInput{Clientset: cs, Nodes: nodes.Items, SkipKubelet: run.KubeletUnchecked,
+		Sample: sample(pools, in.KubeletSample)}); err != nil {
 		return nil, err
 	}
-	pools, sliced := SlicePools(nodes.Items, run.PoolLabel.Label)
 	p.declared = map[string][]string{}
 	fresh := map[string]bool{}
 	for i := range run.Declarations {
@@ -227,6 +230,25 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	run.Took = time.Since(run.Started)
 	return run, nil
+}
+
+// sample picks at most n nodes of each pool at random (nil: every node).
+func sample(pools map[string]string, n int) map[string]bool {
+	if n <= 0 {
+		return nil
+	}
+	byPool := map[string][]string{}
+	for node, pool := range pools {
+		byPool[pool] = append(byPool[pool], node)
+	}
+	out := map[string]bool{}
+	for _, nodes := range byPool {
+		rand.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+		for _, node := range nodes[:min(n, len(nodes))] {
+			out[node] = true
+		}
+	}
+	return out
 }
 
 func nonEmptyLabel(c PoolLabelChoice) string {
@@ -385,7 +407,7 @@ func permissions(ns string) []authzv1.ResourceAttributes {
 	out := []authzv1.ResourceAttributes{
 		{Verb: "list", Resource: "nodes"},
 		{Verb: "get", Resource: "nodes"},
-		{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"},
+		{Verb: "list", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"},
 		{Verb: "create", Resource: "pods", Namespace: ns},
 		{Verb: "get", Resource: "pods", Namespace: ns},
 		{Verb: "patch", Resource: "pods", Namespace: ns},

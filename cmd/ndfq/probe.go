@@ -26,7 +26,7 @@ func probeCommand() *cobra.Command {
 	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, intentFile, intentCPVersion string
 	var tolerations, schedulerNames []string
 	var qps float32
-	var burst int
+	var burst, kubeletSample int
 	var holdUnchecked bool
 	var intent rollout.Intent
 	var tols []corev1.Toleration
@@ -66,6 +66,8 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 				return fmt.Errorf("--qps %g: want more than 0", qps)
 			case burst < 1:
 				return fmt.Errorf("--burst %d: want 1 or more", burst)
+			case kubeletSample < 0:
+				return fmt.Errorf("--kubelet-sample %d: want 0 (every kubelet) or more", kubeletSample)
 			}
 			if n, err := strconv.Atoi(overrides.Timeout); err == nil && n >= 0 {
 				// kubectl's plain seconds
@@ -128,7 +130,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 			run, err := probes.Probe(cmd.Context(), probes.RunInput{
 				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: overrides.Context.Namespace, NamespacePrefix: "ndfq-probe",
 				Image: image, Tolerations: tols, SchedulerNames: schedulerNames,
-				SchedulerURL: schedulerURL, Freshness: t.Freshness, Progress: log.Printf,
+				SchedulerURL: schedulerURL, KubeletSample: kubeletSample, Freshness: t.Freshness, Progress: log.Printf,
 			})
 			if err != nil {
 				var perm *probes.PermissionError
@@ -174,6 +176,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 	clientcmd.BindOverrideFlags(overrides, f, flags)
 	f.Float32Var(&qps, "qps", 20, "client queries per second to the apiserver")
 	f.IntVar(&burst, "burst", 40, "client burst of queries to the apiserver")
+	f.IntVar(&kubeletSample, "kubelet-sample", 0, "ask at most this many kubelets per pool, chosen at random, for their gates (0: every one); the others' declared sets are judged only against their pool's (mixed-pool)")
 	f.StringVar(&poolLabel, "pool-label", "", "node label that names pools (default: the first of "+strings.Join(probes.WellKnownPoolLabels, ", ")+" that a node carries); pools are also sliced by kubelet version")
 	f.StringVarP(&nodeSelector, "node-selector", "l", "", "label selector: probe only these nodes (e.g. pool=a,zone!=b)")
 	f.StringVar(&image, "image", "", "probe pods' image, run with its own entrypoint, which must keep running (default: registry.k8s.io/pause of the control plane's minor)")

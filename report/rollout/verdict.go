@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/probes"
 )
 
@@ -88,6 +89,9 @@ type PoolSummary struct {
 	ProbeP99    *float64 `json:"probeDecisionP99Seconds"`
 	ControlP50  *float64 `json:"controlDecisionP50Seconds"`
 	KubeletGate string   `json:"kubeletNodeDeclaredFeatures"`
+	// KubeletsRead are the nodes whose kubelet gave its gates: fewer than
+	// Nodes when sampled (--kubelet-sample), denied or unreachable.
+	KubeletsRead int `json:"kubeletsRead"`
 }
 
 // NodeSummary is one node's declared set, as the apiserver stores it.
@@ -226,9 +230,14 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
 			ps.Digests = appendUniq(ps.Digests, d.Digest)
 			ps.Declared = orEmpty(d.Declared)
-			if d.Unchecked != "" {
+			switch {
+			case d.Unchecked != "":
 				gateStates["not read"] = true
-			} else {
+			case d.NotSampled:
+			case d.Unreachable == "":
+				ps.KubeletsRead++
+				fallthrough
+			default:
 				gateStates[d.Gates.Describe(ndf)] = true
 			}
 			if d.Unreachable != "" {
@@ -323,8 +332,18 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		add(GateFingerprint, "", "", "kubelets declare features but kube-scheduler has NodeDeclaredFeatures off: placement ignores them")
 	}
 	if run.Scheduler == nil {
-		g.Unchecked = append(g.Unchecked, Unchecked{Check: "scheduler-gates", Pool: "control-plane",
-			Reason: "kube-scheduler's gates were not read (no --scheduler-metrics-url): whether it runs the plugin, and the rollout order against the apiserver, are unchecked"})
+		// Without its metrics, the plugin's own refusal message is evidence
+		// that the default scheduler runs it (a plain cluster's scheduler
+		// listens on loopback only).
+		if seen, ok := pluginRefusal(run); ok {
+			g.Fingerprint["kube-scheduler"] = "plugin seen refusing (no metrics read)"
+			if !apiOn {
+				add(RolloutOrder, "control-plane", "", "kube-scheduler refused a pod with the NodeDeclaredFeatures plugin's message (%q) while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler", seen)
+			}
+		} else {
+			g.Unchecked = append(g.Unchecked, Unchecked{Check: "scheduler-gates", Pool: "control-plane",
+				Reason: "kube-scheduler's gates were not read (no --scheduler-metrics-url) and no probe pod was refused with the plugin's message: whether it runs the plugin, and the rollout order against the apiserver, are unchecked"})
+		}
 	}
 	if run.KubeletUnchecked != "" {
 		g.Unchecked = append(g.Unchecked, Unchecked{Check: "kubelet-gates", Reason: run.KubeletUnchecked})
@@ -335,6 +354,18 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 	}
 	g.decide()
 	return g
+}
+
+// pluginRefusal is a default-scheduler refusal in the words of the
+// NodeDeclaredFeatures plugin of the control plane's minor, if any.
+func pluginRefusal(run *probes.Run) (string, bool) {
+	minor := kubeversion.MinorOf(run.ServerVersion)
+	for _, p := range run.Placements {
+		if p.Scheduler == "" && p.Feature != "" && !p.Bound && p.Message != "" && strings.Contains(p.Message, fixtures.SchedulerRefusal(minor, p.Feature)) {
+			return p.Message, true
+		}
+	}
+	return "", false
 }
 
 // HoldUnchecked makes every check that could not be made a reason to
@@ -408,9 +439,9 @@ func orEmpty(s []string) []string {
 func (g Gate) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs)\n%s\n\n", g.Verdict, g.Server, g.TookSeconds, g.how())
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
+	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tREAD\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
 	for _, p := range g.Pools {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.0f%%\t%d\t%d\t%d\t%s/%s\t%s\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%.0f%%\t%d\t%d\t%d\t%s/%s\t%s\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletsRead, p.KubeletGate,
 			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
 	}
 	if err := tw.Flush(); err != nil {
@@ -463,9 +494,9 @@ func (g Gate) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| pool | kubelet | nodes | NDF gate | digest | missing | stale | refusals | rejections | probe p50/p99 | control p50 |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| pool | kubelet | nodes | kubelets read | NDF gate | digest | missing | stale | refusals | rejections | probe p50/p99 | control p50 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range g.Pools {
-		fmt.Fprintf(w, "| %s | %s | %d | %s | `%s` | %.0f%% | %d | %d | %d | %s/%s | %s |\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletGate,
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | `%s` | %.0f%% | %d | %d | %d | %s/%s | %s |\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletsRead, p.KubeletGate,
 			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
 	}
 	return nil

@@ -218,6 +218,15 @@ func TestUncheckedIsIncomplete(t *testing.T) {
 	if g.Verdict != INCOMPLETE || !strings.Contains(text.String(), "NOT CHECKED: scheduler-gates [control-plane]: kube-scheduler's gates were not read") {
 		t.Errorf("no scheduler gates: %s\n%s", g.Verdict, text.String())
 	}
+	// The plugin's refusal seen is the scheduler checked by its behaviour.
+	run.Placements[3].Message = "0/2 nodes are available: 1 node(s) didn't match Pod's required features, 1 node(s) didn't match Pod's node affinity/selector."
+	if g := Evaluate(run, DefaultThresholds); g.Verdict != GO || g.Fingerprint["kube-scheduler"] != "plugin seen refusing (no metrics read)" {
+		t.Errorf("plugin refusal seen: %s %v %v", g.Verdict, g.Unchecked, g.Fingerprint)
+	}
+	run.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}}
+	if g := Evaluate(run, DefaultThresholds); !g.Holds(RolloutOrder, "control-plane", "") {
+		t.Errorf("plugin refusing while the apiserver has the gate off: %v", g.Reasons)
+	}
 	run = soundRun()
 	run.Unprobed = []string{"b"}
 	if g := Evaluate(run, DefaultThresholds); g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Pool != "b" {
