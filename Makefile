@@ -28,6 +28,7 @@ GINKGO  := $(BIN)/ginkgo
 # The suites carry the e2e build tag: `go test ./...` never brings up a cluster.
 UNIT_PKGS = ./...
 export NDFQ_BIN := $(NDFQ)
+export NDFQ_PROBE_IMAGE := $(BIN)/ndfq-image.tar
 
 # Linters, pinned; `go install pkg@version` builds each with its own go.mod.
 ACTIONLINT_VERSION    ?= v1.7.12
@@ -46,12 +47,18 @@ $(BIN)/kubectl-ndfq: $(NDFQ)
 # Binaries are rebuilt every time; go's build cache makes that cheap and
 # keeps them in step with the tree.
 .PHONY: $(NDFQ) $(BIN)/ndfq-runc $(GINKGO)
+# Static (no cgo): the same binary goes into ndfq's own image (probe-image).
 $(NDFQ):
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/ndfq
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/ndfq
 $(BIN)/ndfq-runc:
 	$(GO) build -trimpath -buildvcs=false -o $@ ./cmd/ndfq-runc
 $(GINKGO):
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
+
+## probe-image: ndfq's own image (a static binary, no Docker build) for config/job/
+.PHONY: probe-image
+probe-image: $(NDFQ)
+	$(NDFQ) images probe-image --binary $(NDFQ) --output $(BIN)/ndfq-image.tar
 
 ## test: format, vet and unit tests (the workflow's rules included); no
 ## Docker, no cluster, nothing to build or download beyond ndfq's modules
@@ -88,7 +95,7 @@ images: host
 	$(NDFQ) images build --topology $(TOPOLOGY)
 
 ## e2e: validate, host, images, cluster, suites, report (hack/ci/e2e.sh)
-e2e: build
+e2e: build probe-image
 	hack/ci/e2e.sh
 
 ## cluster-up / cluster-down: the topology without the suites

@@ -5,9 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
@@ -79,6 +83,29 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(g.Reasons).To(BeEmpty())
 		Expect(e.PodsIn(ctx, "ndfq-probe")).To(BeEmpty(), "the probe deletes its pods from a namespace it keeps")
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
+	})
+
+	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", func(ctx SpecContext) {
+		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
+		By("loading ndfq's own image (make probe-image) into every node")
+		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
+		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		e.ApplyManifest(ctx, "config/job/probe-job.yaml")
+		By("waiting for the Job to finish")
+		done := e.WaitJob(ctx, ns, job)
+		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
+		Expect(cm.Data["verdict"]).To(Equal(rollout.GO), "report.json:\n%s", cm.Data["report.json"])
+		Expect(done).To(Equal(batchv1.JobComplete), "GO completes the Job")
+		Expect(rollout.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
+		junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")
+		Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
+		counts, err := report.CountJUnit(junit)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
+		Expect(counts.Passed).To(BeNumerically(">", 0))
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
 	})
 
 	// Where the default scheduler refuses a pod that needs the feature, a

@@ -2,10 +2,13 @@ package dockerhost
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ndfq/ndfq/internal/progress"
 )
 
 const bundleSpec = `{"ociVersion":"1.0.2","process":{"args":["sh"],"capabilities":{
@@ -74,5 +77,33 @@ func TestRegisterRuntimeRefusesBrokenJSON(t *testing.T) {
 	_ = os.WriteFile(path, []byte(`{"log-level":`), 0o644)
 	if _, err := registerRuntime(path, "/x"); err == nil || !strings.Contains(err.Error(), "is not valid JSON") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Settings below kind's floors are raised, those above are left alone.
+func TestRaiseSysctls(t *testing.T) {
+	root := t.TempDir()
+	write := func(key, v string) {
+		p := filepath.Join(root, key)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("fs/inotify/max_user_instances", "128")
+	write("fs/inotify/max_user_watches", "1048576")
+	if err := raiseSysctls(root, inotifyFloors, progress.New(io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"fs/inotify/max_user_instances": "512", "fs/inotify/max_user_watches": "1048576"} {
+		got, _ := os.ReadFile(filepath.Join(root, key))
+		if strings.TrimSpace(string(got)) != want {
+			t.Errorf("%s = %s, want %s", key, got, want)
+		}
+	}
+	if err := raiseSysctls(t.TempDir(), inotifyFloors, progress.New(io.Discard)); err == nil {
+		t.Error("a missing setting is an error")
 	}
 }

@@ -32,6 +32,7 @@ type Options struct {
 	ShimSource  string // the built ndfq-runc binary to install
 	ShimPath    string // where dockerd runs it from: /usr/local/lib/ndfq/ndfq-runc
 	DockerdLog  string // dockerd's output when ndfq starts it
+	SysctlRoot  string // /proc/sys
 	WaitTimeout time.Duration
 	Log         *progress.Logger
 }
@@ -45,6 +46,9 @@ func (o *Options) defaults() {
 	}
 	if o.DockerdLog == "" {
 		o.DockerdLog = "/var/log/ndfq-dockerd.log"
+	}
+	if o.SysctlRoot == "" {
+		o.SysctlRoot = "/proc/sys"
 	}
 	if o.WaitTimeout == 0 {
 		o.WaitTimeout = 90 * time.Second
@@ -62,6 +66,9 @@ func Ensure(ctx context.Context, o Options) error {
 	o.defaults()
 	// debootstrap builds the node images' root file system.
 	if err := EnsureTools(ctx, o.Log, map[string]string{"debootstrap": "debootstrap"}); err != nil {
+		return err
+	}
+	if err := raiseSysctls(o.SysctlRoot, inotifyFloors, o.Log); err != nil {
 		return err
 	}
 	missing, err := MissingBoundingCaps()

@@ -100,6 +100,27 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 	return cfg, nil
 }
 
+// Plain is a kind config as a kind user writes one: a control plane and
+// workers of the given node images, no node labels, no ndfq settings;
+// only what this host needs of every kind cluster (no default CNI, which
+// is an image it cannot pull; the kubelet's cgroup v1 opt-in).
+func Plain(name, controlPlaneImage string, workerImages ...string) *v1alpha4.Cluster {
+	cfg := &v1alpha4.Cluster{
+		TypeMeta:   v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Name:       name,
+		Networking: v1alpha4.Networking{DisableDefaultCNI: true},
+		Nodes:      []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole, Image: controlPlaneImage}},
+	}
+	for _, img := range workerImages {
+		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: img})
+	}
+	if doc := kubeletConfig(Options{CgroupV1: HostIsCgroupV1()}); doc != nil {
+		data, _ := yaml.Marshal(doc)
+		cfg.KubeadmConfigPatches = []string{string(data)}
+	}
+	return cfg
+}
+
 // ClusterName is the kind cluster name of a topology.
 // Dots become dashes: node names double as hostnames.
 func ClusterName(t *topology.Topology) string { return "ndfq-" + strings.ReplaceAll(t.Name, ".", "-") }

@@ -15,7 +15,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	kindcmd "sigs.k8s.io/kind/pkg/cmd"
 
@@ -34,10 +36,20 @@ const DockerNetwork = "ndfq"
 // Cluster is a running topology.
 type Cluster struct {
 	Name       string
-	Topology   *topology.Topology
+	Topology   *topology.Topology // nil for a plain cluster (UpPlain)
 	Kubeconfig string
 	Client     klient.Client
 	Provider   *cluster.Provider
+
+	plainNodes int // a plain cluster's node count
+}
+
+// NodeCount is how many nodes the cluster has when it is up.
+func (c *Cluster) NodeCount() int {
+	if c.Topology == nil {
+		return c.plainNodes
+	}
+	return c.Topology.NodeCount()
 }
 
 // UpInput says what to bring up and how.
@@ -110,37 +122,70 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 	if err := os.WriteFile(filepath.Join(in.Artifacts, name+".kind.yaml"), raw, 0o644); err != nil {
 		return nil, err
 	}
+	return c, c.create(ctx, raw, in.Artifacts, in.Log, fmt.Sprintf("%d nodes, kubelets %s", t.NodeCount(), t.Versions()))
+}
+
+// UpPlain brings up a cluster from a plain kind config (kindconfig.Plain),
+// as a kind user would, with the pod network this host needs: a cluster
+// ndfq did not shape, for the probe to qualify. It replaces a leftover
+// cluster of the same name.
+func UpPlain(ctx context.Context, cfg *v1alpha4.Cluster, artifacts string, log *progress.Logger) (*Cluster, error) {
+	c := &Cluster{Name: cfg.Name, Kubeconfig: KubeconfigPath(artifacts, cfg.Name), Provider: NewProvider(), plainNodes: len(cfg.Nodes)}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		return nil, err
+	}
+	if exists, err := clusterExists(c.Provider, c.Name); err != nil {
+		return nil, err
+	} else if exists {
+		if err := c.Down(log); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := kindconfig.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(artifacts, c.Name+".kind.yaml"), raw, 0o644); err != nil {
+		return nil, err
+	}
+	return c, c.create(ctx, raw, artifacts, log, fmt.Sprintf("%d nodes, plain kind config", len(cfg.Nodes)))
+}
+
+// create makes the kind cluster from raw, its pod network, and waits for
+// every node Ready; on failure or interrupt it leaves logs in artifacts
+// and deletes what was made.
+func (c *Cluster) create(ctx context.Context, raw []byte, artifacts string, log *progress.Logger, what string) (err error) {
 	defer func() {
 		if err == nil {
 			return
 		}
-		in.Log.Printf("bring-up failed: %v", err)
+		log.Printf("bring-up failed: %v", err)
 		if ctx.Err() == nil { // an interrupted run wants out fast, not logs
-			c.CollectLogs(in.Log, in.Artifacts)
+			c.CollectLogs(log, artifacts)
 		}
-		if derr := c.Down(in.Log); derr != nil {
-			in.Log.Printf("cleanup after failure: %v", derr)
+		if derr := c.Down(log); derr != nil {
+			log.Printf("cleanup after failure: %v", derr)
 		}
 	}()
-	done := in.Log.Step("create kind cluster %s (%d nodes, kubelets %s)", name, t.NodeCount(), t.Versions())
-	err = createInterruptible(ctx, p, name, raw, c.Kubeconfig)
+	done := log.Step("create kind cluster %s (%s)", c.Name, what)
+	err = createInterruptible(ctx, c.Provider, c.Name, raw, c.Kubeconfig)
 	done(err)
 	if err != nil {
-		return c, err
+		return err
 	}
 	if err := c.connect(); err != nil {
-		return c, err
+		return err
 	}
-	done = in.Log.Step("pod network (ptp + host-local + routes)")
+	done = log.Step("pod network (ptp + host-local + routes)")
 	err = c.setupNetwork(ctx)
 	done(err)
 	if err != nil {
-		return c, err
+		return err
 	}
-	done = in.Log.Step("wait for %d nodes Ready", t.NodeCount())
+	done = log.Step("wait for %d nodes Ready", c.NodeCount())
 	err = c.WaitNodesReady(ctx)
 	done(err)
-	return c, err
+	return err
 }
 
 func clusterExists(p *cluster.Provider, name string) (bool, error) {
@@ -206,7 +251,7 @@ func (c *Cluster) Nodes(ctx context.Context) ([]corev1.Node, error) {
 
 // WaitNodesReady waits (wait-nodes) until the topology's node count is Ready.
 func (c *Cluster) WaitNodesReady(ctx context.Context) error {
-	want := c.Topology.NodeCount()
+	want := c.NodeCount()
 	return wait.Until(ctx, wait.Nodes, fmt.Sprintf("%d nodes Ready", want), func(ctx context.Context) (bool, string, error) {
 		nodes, err := c.Nodes(ctx)
 		if err != nil {
@@ -276,6 +321,27 @@ func (c *Cluster) SchedulerMetricsURL(ctx context.Context) (string, error) {
 func Attach(t *topology.Topology, kubeconfig string) (*Cluster, error) {
 	c := &Cluster{Name: kindconfig.ClusterName(t), Topology: t, Kubeconfig: kubeconfig, Provider: NewProvider()}
 	return c, c.connect()
+}
+
+// LoadImageArchive loads an image archive into every node's containerd,
+// as `kind load image-archive` does.
+func (c *Cluster) LoadImageArchive(path string) error {
+	list, err := c.Provider.ListNodes(c.Name)
+	if err != nil {
+		return err
+	}
+	for _, n := range list {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("load %s into %s: %w", path, n, err)
+		}
+	}
+	return nil
 }
 
 // KindNode is the kind node (container) of a Node name, to run commands in.

@@ -59,7 +59,7 @@ func routeCommands(self nodeNet, all []nodeNet) [][]string {
 // CNI configuration and its routes to the peers.
 func (c *Cluster) setupNetwork(ctx context.Context) error {
 	var nets []nodeNet
-	want := c.Topology.NodeCount()
+	want := c.NodeCount()
 	err := wait.Until(ctx, wait.PodCIDRs, "a pod CIDR on every node", func(ctx context.Context) (bool, string, error) {
 		list, err := c.Nodes(ctx)
 		if err != nil {

@@ -54,7 +54,29 @@ func imagesCommand() *cobra.Command {
 	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
 	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
 	build.Flags().StringVar(&source, "source", nodeimage.SourceOffline, "offline: build here without a registry; upstream: pull kind's digest-pinned kindest/node images (needs a registry; refuse cgroup v1 hosts from 1.35 on)")
-	return group("images", "Build kind node images offline", build)
+	var bin, tag, out string
+	probeImage := &cobra.Command{
+		Use:   "probe-image",
+		Short: "Write an image archive of a static ndfq binary, for the in-cluster probe Job (config/job/)",
+		Example: `  CGO_ENABLED=0 go build -o bin/static/ndfq ./cmd/ndfq
+  ndfq images probe-image --binary bin/static/ndfq --output bin/ndfq-image.tar
+  kind load image-archive bin/ndfq-image.tar --name my-cluster`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bin == "" || out == "" {
+				return fmt.Errorf("--binary and --output are required")
+			}
+			if err := nodeimage.WriteProbeImage(out, tag, bin); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", tag, out)
+			return nil
+		},
+	}
+	probeImage.Flags().StringVar(&bin, "binary", "", "a statically linked ndfq binary (CGO_ENABLED=0)")
+	probeImage.Flags().StringVar(&tag, "tag", nodeimage.ProbeImageTag, "the image's tag (config/job/ runs "+nodeimage.ProbeImageTag+")")
+	probeImage.Flags().StringVar(&out, "output", "", "the image archive to write (docker-archive, as `kind load image-archive` and `ctr images import` read)")
+	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage)
 }
 
 // imagePlan merges topologies and explicit versions into one build plan,

@@ -42,6 +42,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "--qps", "0"}, exitError, "--qps 0: want more than 0"},
 		{[]string{"probe", "--burst", "0"}, exitError, "--burst 0: want 1 or more"},
 		{[]string{"probe", "--kubelet-sample", "-1"}, exitError, "--kubelet-sample -1: want 0"},
+		{[]string{"probe", "--results-configmap", "r"}, exitError, `--results-configmap "r": give its namespace with -n`},
 		{[]string{"probe", "--request-timeout", "soon"}, exitError, `--request-timeout "soon": want a duration`},
 		{[]string{"probe", "--node-selector", "a in (b"}, exitError, `--node-selector "a in (b": `},
 		{[]string{"probe", "--image", "Bad Image"}, exitError, `--image "Bad Image": `},

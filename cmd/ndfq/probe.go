@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +15,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -23,7 +30,7 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, intentFile, intentCPVersion string
+	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, resultsCM, intentFile, intentCPVersion string
 	var tolerations, schedulerNames []string
 	var qps float32
 	var burst, kubeletSample int
@@ -104,6 +111,14 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 					return fmt.Errorf("--namespace %q: %s", ns, strings.Join(errs, "; "))
 				}
 			}
+			if resultsCM != "" {
+				if errs := validation.IsDNS1123Subdomain(resultsCM); len(errs) > 0 {
+					return fmt.Errorf("--results-configmap %q: %s", resultsCM, strings.Join(errs, "; "))
+				}
+				if overrides.Context.Namespace == "" && os.Getenv("POD_NAMESPACE") == "" {
+					return fmt.Errorf("--results-configmap %q: give its namespace with -n (or POD_NAMESPACE in a pod)", resultsCM)
+				}
+			}
 			if intentFile != "" {
 				plan, err := topology.LoadWith(intentFile, intentCPVersion)
 				if err != nil {
@@ -150,6 +165,13 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
 				return err
 			}
+			if resultsCM != "" {
+				ns := cmp.Or(overrides.Context.Namespace, os.Getenv("POD_NAMESPACE"))
+				if err := saveResults(cmd.Context(), cfg, ns, resultsCM, gate); err != nil {
+					return err
+				}
+				log.Printf("results in configmap %s/%s (report.json, junit.xml)", ns, resultsCM)
+			}
 			for path, form := range map[string]string{svg: "svg", junit: "junit"} {
 				if path == "" {
 					continue
@@ -185,6 +207,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json), markdown or junit")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&junit, "junit", "", "also write the verdict as JUnit (one test case per pool and stop condition) to this file")
+	f.StringVar(&resultsCM, "results-configmap", "", "also save report.json and junit.xml in this ConfigMap of the -n namespace (or $POD_NAMESPACE): how the in-cluster Job (config/job/) hands its results to a pipeline")
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
@@ -194,6 +217,32 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 	f.Float64Var(&t.MaxLatencyRatio, "max-latency-ratio", t.MaxLatencyRatio, "probe/control scheduling decision time ratio that holds")
 	f.DurationVar(&t.MinLatency, "min-latency", t.MinLatency, "decision times under this never hold on ratio")
 	return cmd
+}
+
+// saveResults writes the report and JUnit into a ConfigMap (created, or
+// replaced when a previous run left one).
+func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g rollout.Gate) error {
+	var js, junit bytes.Buffer
+	if err := g.WriteJSON(&js); err != nil {
+		return err
+	}
+	if err := g.WriteJUnit(&junit); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "ndfq"}},
+		Data: map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": g.Verdict}}
+	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("--results-configmap %s/%s: %w", ns, name, err)
+	}
+	return nil
 }
 
 // writeGate prints the verdict in one of the --output forms.

@@ -2,12 +2,20 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // ApplyManifest creates every object of a file under the repository's
@@ -24,8 +32,57 @@ func (e *Env) ApplyManifest(ctx context.Context, path string) {
 		defer f.Close()
 		return decoder.DecodeEach(ctx, f, h)
 	}
-	Expect(each(ctx, decoder.CreateHandler(r))).To(Succeed(), "apply %s", path)
+	var namespaces []string
+	Expect(each(ctx, func(ctx context.Context, obj k8s.Object) error {
+		if obj.GetObjectKind().GroupVersionKind().Kind == "Namespace" {
+			namespaces = append(namespaces, obj.GetName())
+		}
+		return r.Create(ctx, obj)
+	})).To(Succeed(), "apply %s", path)
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(each(ctx, decoder.DeleteIgnoreNotFound(r))).To(Succeed(), "delete %s", path)
+		// The next spec may apply the same namespace: it must be gone, not terminating.
+		for _, ns := range namespaces {
+			Expect(wait.Until(ctx, wait.NamespaceGone, "namespace "+ns+" gone", func(ctx context.Context) (bool, string, error) {
+				_, err := e.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+			})).To(Succeed())
+		}
 	})
+}
+
+// ProbeImageArchive is ndfq's own image archive (make probe-image).
+func ProbeImageArchive() string {
+	if p := os.Getenv("NDFQ_PROBE_IMAGE"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs(filepath.Join("..", "bin", "ndfq-image.tar"))
+	return p
+}
+
+// WaitJob waits (wait-probe-job) until the Job completes or fails and
+// says which; its pods' logs go to the spec's output.
+func (e *Env) WaitJob(ctx context.Context, ns, name string) batchv1.JobConditionType {
+	GinkgoHelper()
+	var done batchv1.JobConditionType
+	Expect(wait.Until(ctx, wait.ProbeJob, "job "+ns+"/"+name+" to finish", func(ctx context.Context) (bool, string, error) {
+		j, err := e.Clientset.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, c := range j.Status.Conditions {
+			if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == "True" {
+				done = c.Type
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("active %d", j.Status.Active), nil
+	})).To(Succeed())
+	pods, err := e.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
+	Expect(err).NotTo(HaveOccurred())
+	for _, p := range pods.Items {
+		logs, err := e.Clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		GinkgoWriter.Printf("job pod %s (%s) logs (%v):\n%s\n", p.Name, p.Status.Phase, err, logs)
+	}
+	return done
 }

@@ -24,13 +24,18 @@ import (
 // test and returns its exit code and stdout.
 func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 	GinkgoHelper()
+	// The topology is the fleet's plan: a kubelet that drifted from it holds.
+	return RunNDFQ(ctx, append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
+		"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args...)...)
+}
+
+// RunNDFQ runs the real ndfq binary and returns its exit code and stdout.
+func RunNDFQ(ctx context.Context, args ...string) (int, string) {
+	GinkgoHelper()
 	bin := os.Getenv("NDFQ_BIN")
 	if bin == "" {
 		bin, _ = filepath.Abs(filepath.Join("..", "bin", "ndfq"))
 	}
-	// The topology is the fleet's plan: a kubelet that drifted from it holds.
-	args = append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
-		"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -51,9 +56,15 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 func (e *Env) ProbeVerdict(ctx context.Context, args ...string) (int, rollout.Gate) {
 	GinkgoHelper()
 	code, out := e.ProbeCLI(ctx, append(args, "-o", "json")...)
+	return code, ParseVerdict(code, out)
+}
+
+// ParseVerdict reads `ndfq probe -o json`'s output.
+func ParseVerdict(code int, out string) rollout.Gate {
+	GinkgoHelper()
 	var g rollout.Gate
 	Expect(json.Unmarshal([]byte(out), &g)).To(Succeed(), "ndfq probe -o json (exit %d) printed:\n%s", code, out)
-	return code, g
+	return g
 }
 
 // ExpectHold is a HOLD (exit 1) on condition naming the pool's node.

@@ -1,0 +1,99 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
+)
+
+// ForeignClusterSpecInput is the input of ForeignClusterSpec.
+type ForeignClusterSpecInput struct{ framework.SpecInput }
+
+// ForeignClusterSpec runs the real ndfq binary on a cluster ndfq did not
+// shape: a plain kind config of the topology's control-plane node image
+// and its oldest kubelet's, every gate at its default, no pool labels and
+// no toolbox image on any node. With no flag but the kubeconfig the probe
+// must find its pools, run pods that need no shell, and give the verdict:
+// GO, then HOLD naming the node once a declaration is forged there.
+func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpecInput) {
+	t := inputGetter().Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("ForeignClusterSpec"); e = in.Env })
+
+	cp := fixtures.Kubelet{Version: t.ControlPlaneVersion().String()}
+	oldest := framework.OldestPool(t.Workers)
+	old := fixtures.Kubelet{Version: oldest.PoolVersion().String()}
+	claim := fmt.Sprintf("on a plain kind cluster (control plane %s, a %s worker, default gates, no pool labels, no toolbox image) says GO with pools by kubelet version, then HOLD naming the worker whose declaration is forged", cp.Version, old.Version)
+	apiKeeps := fixtures.EffectiveGates(cp.Minor(), nil)
+	switch {
+	case !cp.Declares(restartAll) || !apiKeeps[fixtures.NodeDeclaredFeatures] || !apiKeeps[restartAll]:
+		notApplicable(claim, fmt.Sprintf("a %s control plane at its defaults does not declare %s or does not keep the field: no refusal shows the scheduler's plugin at work", cp.Minor(), restartAll))
+		return
+	case old.Declares(restartAll):
+		notApplicable(claim, fmt.Sprintf("the oldest kubelet, %s, declares %s at its defaults: nothing to refuse", old.Version, restartAll))
+		return
+	}
+	It(claim, Label("plain-cluster"), func(ctx SpecContext) {
+		cpPool, _ := framework.PoolWhere(t.Pools(), framework.ControlPlane)
+		cpNode, _ := e.PoolNode(ctx, cpPool)
+		oldNode, _ := e.PoolNode(ctx, oldest)
+		By("bringing up a plain kind cluster of the same node images")
+		c := e.UpPlainCluster(ctx, "ndfq-plain", e.NodeImage(ctx, cpNode), e.NodeImage(ctx, oldNode))
+		nodes, err := c.Nodes(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		var worker string
+		for _, n := range nodes {
+			Expect(n.Labels).NotTo(HaveKey(HavePrefix("ndfq.io/")), "a plain cluster has no ndfq labels")
+			kn, err := c.KindNode(n.Name)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(kn.Command("crictl", "rmi", nodeimage.TestImage).Run()).To(Succeed(), "remove the toolbox image from %s", n.Name)
+			if n.Status.NodeInfo.KubeletVersion == old.Version {
+				worker = n.Name
+			}
+		}
+		Expect(worker).NotTo(BeEmpty())
+
+		By("probing it with nothing but its kubeconfig")
+		probe := func() (int, rollout.Gate) {
+			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "-o", "json")
+			return code, framework.ParseVerdict(code, out)
+		}
+		code, g := probe()
+		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(g.PoolLabel.Source).To(Equal("none"))
+		Expect(g.Image).To(HavePrefix("registry.k8s.io/pause:"))
+		oldPool := probes.Unlabelled + "@" + old.Version
+		var pools []string
+		for _, p := range g.Pools {
+			pools = append(pools, p.Pool)
+			if p.Pool == oldPool {
+				Expect(p.Refusals).To(BeNumerically(">", 0), "the %s worker lacks %s: its probe pod must be refused", old.Version, restartAll)
+			}
+		}
+		Expect(pools).To(ConsistOf(probes.Unlabelled+"@"+cp.Version, oldPool))
+		Expect(g.Fingerprint).To(HaveKeyWithValue("kube-scheduler", "plugin seen refusing (no metrics read)"))
+
+		By("forging a declaration on the " + old.Version + " worker")
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": []string{restartAll}}})
+		_, err = c.Clientset.CoreV1().Nodes().Patch(ctx, worker, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		Expect(err).NotTo(HaveOccurred())
+		code, g = probe()
+		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
+		Expect(g.Holds(rollout.DeclaredButNotEnabled, oldPool, worker)).To(BeTrue(), "%v", g.Reasons)
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on a plain kind cluster (%s + %s, no labels, no toolbox): GO, then HOLD declared-but-not-enabled on %s after a forgery", cp.Version, old.Version, worker)})
+	})
+}

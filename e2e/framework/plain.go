@@ -1,0 +1,49 @@
+package framework
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/lifecycle"
+	"github.com/ndfq/ndfq/internal/sh"
+)
+
+// PlainCluster is a second cluster, made from a plain kind config, beside
+// the one under test: what a user of kind has, for the probe to qualify.
+type PlainCluster struct {
+	*lifecycle.Cluster
+	Clientset kubernetes.Interface
+}
+
+// UpPlainCluster brings one up from these node images (the first is the
+// control plane's) and deletes it at cleanup, after its logs are kept
+// in the spec's artifacts when the spec failed.
+func (e *Env) UpPlainCluster(ctx context.Context, name string, images ...string) *PlainCluster {
+	GinkgoHelper()
+	dir := filepath.Join(e.Settings.Artifacts, name)
+	c, err := lifecycle.UpPlain(ctx, kindconfig.Plain(name, images[0], images[1:]...), dir, e.Log)
+	Expect(err).NotTo(HaveOccurred(), "bring up %s from a plain kind config", name)
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			c.CollectLogs(e.Log, dir)
+		}
+		Expect(c.Down(e.Log)).To(Succeed())
+	})
+	cs, err := kubernetes.NewForConfig(c.Client.RESTConfig())
+	Expect(err).NotTo(HaveOccurred())
+	return &PlainCluster{Cluster: c, Clientset: cs}
+}
+
+// NodeImage is the kind node image a node of the cluster under test runs.
+func (e *Env) NodeImage(ctx context.Context, node string) string {
+	GinkgoHelper()
+	out, err := sh.Output(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", node)
+	Expect(err).NotTo(HaveOccurred())
+	return strings.TrimSpace(string(out))
+}
