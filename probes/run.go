@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
@@ -80,6 +82,8 @@ type Run struct {
 	Schedulers    []string            `json:"schedulers,omitempty"` // besides the default one
 	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
 	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
+	// APIRequests is how many requests the probe sent to the apiserver.
+	APIRequests int64 `json:"apiRequests"`
 }
 
 // PermissionError names the verb and resource the identity lacks.
@@ -125,11 +129,13 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if say == nil {
 		say = func(string, ...any) {}
 	}
-	cs, err := kubernetes.NewForConfig(in.Config)
+	run := &Run{Started: time.Now(), Pools: map[string][]string{}, Namespace: in.Namespace, Schedulers: in.SchedulerNames}
+	cfg := rest.CopyConfig(in.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &run.APIRequests} })
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Started: time.Now(), Pools: map[string][]string{}, Namespace: in.Namespace, Schedulers: in.SchedulerNames}
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("cluster unreachable: %w", err)
@@ -302,6 +308,17 @@ func (p *prober) remember(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.created = append(p.created, name)
+}
+
+// countingTransport counts requests: the probe's cost on a large fleet.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *int64
+}
+
+func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	atomic.AddInt64(t.n, 1)
+	return t.next.RoundTrip(r)
 }
 
 func sortedPools(m map[string][]string) []string {

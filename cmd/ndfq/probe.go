@@ -161,7 +161,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 			if holdUnchecked {
 				gate.HoldUnchecked()
 			}
-			gate.NDFQVersion, gate.Context = version, contextName
+			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = version, contextName, peakRSS()
 			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
 				return err
 			}
@@ -243,6 +243,26 @@ func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g rollo
 		return fmt.Errorf("--results-configmap %s/%s: %w", ns, name, err)
 	}
 	return nil
+}
+
+// peakRSS is this process's peak resident memory in bytes: VmHWM of
+// /proc/self/status, which exec starts afresh (getrusage's maxrss keeps
+// the parent's peak when the process was forked from a large one), or 0.
+func peakRSS() int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 // writeGate prints the verdict in one of the --output forms.

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 
@@ -22,8 +24,19 @@ import (
 // config/ (as a user would kubectl apply it) and deletes them at cleanup.
 func (e *Env) ApplyManifest(ctx context.Context, path string) {
 	GinkgoHelper()
+	applyManifest(ctx, e.Cluster.Client, e.Clientset, path)
+}
+
+// ApplyManifest is Env.ApplyManifest on the plain cluster.
+func (c *PlainCluster) ApplyManifest(ctx context.Context, path string) {
+	GinkgoHelper()
+	applyManifest(ctx, c.Client, c.Clientset, path)
+}
+
+func applyManifest(ctx context.Context, kc klient.Client, cs kubernetes.Interface, path string) {
+	GinkgoHelper()
 	path = filepath.Join("..", path)
-	r := e.Cluster.Client.Resources()
+	r := kc.Resources()
 	each := func(ctx context.Context, h decoder.HandlerFunc) error {
 		f, err := os.Open(path)
 		if err != nil {
@@ -44,7 +57,7 @@ func (e *Env) ApplyManifest(ctx context.Context, path string) {
 		// The next spec may apply the same namespace: it must be gone, not terminating.
 		for _, ns := range namespaces {
 			Expect(wait.Until(ctx, wait.NamespaceGone, "namespace "+ns+" gone", func(ctx context.Context) (bool, string, error) {
-				_, err := e.Clientset.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 				return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 			})).To(Succeed())
 		}

@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/lifecycle"
@@ -26,8 +28,16 @@ type PlainCluster struct {
 // in the spec's artifacts when the spec failed.
 func (e *Env) UpPlainCluster(ctx context.Context, name string, images ...string) *PlainCluster {
 	GinkgoHelper()
+	return e.UpCluster(ctx, kindconfig.Plain(name, images[0], images[1:]...))
+}
+
+// UpCluster brings up a second cluster from a kind config and deletes it
+// at cleanup, after its logs are kept when the spec failed.
+func (e *Env) UpCluster(ctx context.Context, cfg *v1alpha4.Cluster) *PlainCluster {
+	GinkgoHelper()
+	name := cfg.Name
 	dir := filepath.Join(e.Settings.Artifacts, name)
-	c, err := lifecycle.UpPlain(ctx, kindconfig.Plain(name, images[0], images[1:]...), dir, e.Log)
+	c, err := lifecycle.UpPlain(ctx, cfg, dir, e.Log)
 	Expect(err).NotTo(HaveOccurred(), "bring up %s from a plain kind config", name)
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {
@@ -35,7 +45,9 @@ func (e *Env) UpPlainCluster(ctx context.Context, name string, images ...string)
 		}
 		Expect(c.Down(e.Log)).To(Succeed())
 	})
-	cs, err := kubernetes.NewForConfig(c.Client.RESTConfig())
+	rc := rest.CopyConfig(c.Client.RESTConfig())
+	rc.QPS, rc.Burst = 200, 400 // the scale spec writes thousands of nodes
+	cs, err := kubernetes.NewForConfig(rc)
 	Expect(err).NotTo(HaveOccurred())
 	return &PlainCluster{Cluster: c, Clientset: cs}
 }

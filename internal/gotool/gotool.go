@@ -79,6 +79,7 @@ func tail(s string, n int) string {
 
 // Module is what `go mod download -json` reports of one module version.
 type Module struct {
+	Dir   string // the module's extracted source in the module cache
 	GoMod string // the module's go.mod in the module cache
 	Zip   string // the module's zip in the module cache
 	Error string

@@ -162,6 +162,10 @@ type Gate struct {
 	Image      string                 `json:"image"`
 	Namespace  string                 `json:"namespace"`
 	Schedulers []string               `json:"schedulers"`
+	// The probe's own cost: requests to the apiserver, and (from the CLI)
+	// the process's peak resident memory.
+	APIRequests  int64 `json:"apiRequests"`
+	PeakRSSBytes int64 `json:"peakRSSBytes"`
 
 	intentChecked bool // CheckIntent ran
 }
@@ -191,7 +195,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		Reasons: []Reason{}, Unchecked: []Unchecked{}, Pools: []PoolSummary{}, Nodes: []NodeSummary{},
 		Thresholds: ThresholdsJSON{MaxMissingRate: t.MaxMissingRate, FreshnessSeconds: t.Freshness.Seconds(), MaxLatencyRatio: t.MaxLatencyRatio, MinLatencySeconds: t.MinLatency.Seconds()},
 		Server:     run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds(),
-		PoolLabel: run.PoolLabel, Image: run.Image, Namespace: run.Namespace, Schedulers: orEmpty(run.Schedulers)}
+		PoolLabel: run.PoolLabel, Image: run.Image, Namespace: run.Namespace, Schedulers: orEmpty(run.Schedulers), APIRequests: run.APIRequests}
 	add := func(cond Condition, pool, node, format string, args ...any) {
 		g.Reasons = append(g.Reasons, Reason{Condition: cond, Pool: pool, Node: node, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -437,7 +441,7 @@ func orEmpty(s []string) []string {
 
 // WriteText is the terminal form.
 func (g Gate) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs)\n%s\n\n", g.Verdict, g.Server, g.TookSeconds, g.how())
+	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs with %d API requests)\n%s\n\n", g.Verdict, g.Server, g.TookSeconds, g.APIRequests, g.how())
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tREAD\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
 	for _, p := range g.Pools {

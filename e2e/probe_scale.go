@@ -1,0 +1,157 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
+)
+
+// ProbeScaleSpecInput is the input of ProbeScaleSpec.
+type ProbeScaleSpecInput struct {
+	framework.SpecInput
+	Sizes []int // fleet sizes, in order (the fleet grows)
+}
+
+// gkePool is the provider label the simulated fleet carries.
+const gkePool = "cloud.google.com/gke-nodepool"
+
+// ProbeScaleSpec measures the real binary on kwok fleets: a one-node kind
+// cluster of the control plane's image runs kwok (built by ndfq) and a
+// fleet of simulated nodes, one GKE-labelled pool per kubelet version of
+// the topology, each declaring what the oracle says a kubelet of that
+// version declares at its defaults. At each size the probe, as the base
+// role (no node proxy: simulated kubelets have no endpoints), must be
+// INCOMPLETE for the kubelet checks alone; its wall time, API requests and
+// peak memory are recorded. Then one node's set is forged: HOLD mixed-pool.
+func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
+	in := inputGetter()
+	t := in.Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("ProbeScaleSpec"); e = in.Env })
+
+	It(fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions()), Label("scale"), func(ctx SpecContext) {
+		cpPool, _ := framework.PoolWhere(t.Pools(), framework.ControlPlane)
+		cpNode, _ := e.PoolNode(ctx, cpPool)
+		cfg := kindconfig.Plain("ndfq-scale", e.NodeImage(ctx, cpNode))
+		// Simulated nodes send no heartbeats (see nodeimage.kwokStages):
+		// the node lifecycle controller must not mark them unreachable.
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    node-monitor-grace-period: 24h\n")
+		By("bringing up a one-node cluster and kwok in it")
+		c := e.UpCluster(ctx, cfg)
+		e.RunKwok(ctx, c)
+		c.ApplyManifest(ctx, "config/rbac/probe.yaml")
+
+		versions := t.Versions()
+		var created int
+		var rows []scaleRow
+		for _, size := range in.Sizes {
+			By(fmt.Sprintf("growing the fleet to %d simulated nodes", size))
+			var batch []framework.FakeNode
+			for i := created; i < size; i++ {
+				v := versions[i%len(versions)]
+				k := fixtures.Kubelet{Version: v.String()}
+				batch = append(batch, framework.FakeNode{Name: fmt.Sprintf("kwok-%05d", i), Pool: "pool-" + strings.ReplaceAll(v.Minor(), ".", "-"), Kubelet: v.String(), Declared: k.MustDeclare()})
+			}
+			start := time.Now()
+			c.CreateFakeNodes(ctx, gkePool, batch)
+			created = size
+			waitFleetReady(ctx, c, size)
+			GinkgoWriter.Printf("fleet of %d nodes created and Ready in %s\n", size, time.Since(start).Round(time.Second))
+
+			By(fmt.Sprintf("probing %d simulated nodes", size))
+			start = time.Now()
+			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
+			wall := time.Since(start)
+			g := framework.ParseVerdict(code, out)
+			Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+			Expect(g.Reasons).To(BeEmpty())
+			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "kubelet-gates")))
+			Expect(g.PoolLabel.Label).To(Equal(gkePool))
+			Expect(g.Nodes).To(HaveLen(size + 1))
+			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20})
+			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Verdict)})
+		}
+		data, _ := json.MarshalIndent(rows, "", "  ")
+		dir := e.SpecDir("probe-scale")
+		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "scale.json"), data, 0o644)).To(Succeed())
+
+		By("forging one simulated node's declared set")
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": []string{"NdfqForgedFeature"}}})
+		_, err := c.Clientset.CoreV1().Nodes().Patch(ctx, "kwok-00000", types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		Expect(err).NotTo(HaveOccurred())
+		code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
+		g := framework.ParseVerdict(code, out)
+		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
+		pool := "pool-" + strings.ReplaceAll(versions[0].Minor(), ".", "-")
+		Expect(g.Holds(rollout.MixedPool, pool, "")).To(BeTrue(), "%v", g.Reasons)
+	})
+}
+
+// scaleRow is one size's cost, as docs/performance.md reports it.
+type scaleRow struct {
+	Nodes        int     `json:"nodes"`
+	Pools        int     `json:"pools"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	ProbeSeconds float64 `json:"probeSeconds"`
+	APIRequests  int64   `json:"apiRequests"`
+	PeakRSSMiB   int64   `json:"peakRSSMiB"`
+}
+
+// waitFleetReady waits (wait-nodes) until kwok has made want simulated nodes Ready.
+func waitFleetReady(ctx context.Context, c *framework.PlainCluster, want int) {
+	GinkgoHelper()
+	Expect(wait.Until(ctx, wait.Nodes, fmt.Sprintf("%d simulated nodes Ready", want), func(ctx context.Context) (bool, string, error) {
+		list, err := c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		ready := 0
+		for _, n := range list.Items {
+			if slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
+				return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+			}) {
+				ready++
+			}
+		}
+		return ready == want, fmt.Sprintf("%d/%d Ready", ready, want), nil
+	})).To(Succeed())
+}
+
+// scaleSizes reads NDFQ_SCALE_SIZES ("100,1000,5000"); CI runs 100.
+func scaleSizes() []int {
+	raw := os.Getenv("NDFQ_SCALE_SIZES")
+	if raw == "" {
+		return []int{100}
+	}
+	var out []int
+	for _, f := range strings.Split(raw, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			panic(fmt.Sprintf("NDFQ_SCALE_SIZES %q: want sizes such as 100,1000,5000", raw))
+		}
+		out = append(out, n)
+	}
+	return out
+}
