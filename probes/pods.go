@@ -34,11 +34,12 @@ func (p *prober) probePod(name string, steer []corev1.NodeSelectorTerm, schedule
 // RunLabel marks every pod of one probe run with the run's id.
 const RunLabel = "ndfq.io/probe-run"
 
-// steering selects a pool's nodes: its label value when the pool is one
-// (the common case, one term however large the pool), otherwise each node
-// by name (a node field selector takes one name per term; terms are ORed).
-func steering(label, pool string, nodes []string, sliced bool) []corev1.NodeSelectorTerm {
-	if label != "" && pool != Unlabelled && !sliced {
+// steering selects a pool's nodes: its label value when the pool is
+// exactly that (the common case, one term however large the pool),
+// otherwise each node by name (a node field selector takes one name per
+// term; terms are ORed).
+func steering(label, pool string, nodes []string, byName bool) []corev1.NodeSelectorTerm {
+	if label != "" && pool != Unlabelled && !byName {
 		return []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: label, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}}}}
 	}
 	out := make([]corev1.NodeSelectorTerm, 0, len(nodes))

@@ -215,7 +215,8 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		go func() {
 			defer wg.Done()
 			pr := &results[i]
-			steer := steering(run.PoolLabel.Label, pool, run.Pools[pool], sliced[pool])
+			// With --node-selector a label value may also name nodes outside the run: steer by name.
+			steer := steering(run.PoolLabel.Label, pool, run.Pools[pool], sliced[pool] || in.NodeSelector != "")
 			for _, sched := range append([]string{""}, in.SchedulerNames...) {
 				var placed []PoolProbe
 				if placed, pr.err = p.placeAll(ctx, pool, steer, run.Pools[pool], sched); pr.err != nil {
