@@ -221,3 +221,11 @@ func TestRefusedModulesNamesWhatTheProxyRefuses(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// ndfq's own image needs a static binary: there is no libc in it.
+func TestProbeImageRefusesDynamicBinaries(t *testing.T) {
+	err := WriteProbeImage(filepath.Join(t.TempDir(), "i.tar"), ProbeImageTag, "/bin/ls")
+	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("a dynamically linked binary: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"debug/elf"
 	"fmt"
+	"slices"
 )
 
 // ProbeImageTag is the image of ndfq itself that config/job/ runs.
@@ -17,11 +18,12 @@ func WriteProbeImage(path, tag, bin string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", bin, err)
 	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked: an image without libc needs it built with CGO_ENABLED=0", bin)
-		}
+	dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if dynamic {
+		return fmt.Errorf("%s is dynamically linked: an image without libc needs it built with CGO_ENABLED=0", bin)
 	}
 	spec, err := binaryImage([]string{tag}, bin, "/ndfq", []string{"/ndfq"})()
 	if err != nil {

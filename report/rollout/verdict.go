@@ -80,7 +80,7 @@ type PoolSummary struct {
 	Kubelets    []string `json:"kubelets"`
 	Nodes       int      `json:"nodes"`
 	Digests     []string `json:"digests"`
-	Declared    []string `json:"declared"`
+	Declared    []string `json:"declared"` // what every node of the pool declares (each node's set is in nodes)
 	MissingPct  float64  `json:"missingPercent"`
 	StaleNodes  []string `json:"staleNodes"`
 	Refusals    int      `json:"refusals"`
@@ -233,7 +233,11 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			ps.Nodes++
 			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
 			ps.Digests = appendUniq(ps.Digests, d.Digest)
-			ps.Declared = orEmpty(d.Declared)
+			if ps.Nodes == 1 {
+				ps.Declared = slices.Clone(orEmpty(d.Declared)) // narrowed below: never the node's own slice
+			} else {
+				ps.Declared = slices.DeleteFunc(ps.Declared, func(f string) bool { return !slices.Contains(d.Declared, f) })
+			}
 			switch {
 			case d.Unchecked != "":
 				gateStates["not read"] = true

@@ -331,3 +331,17 @@ func TestJUnit(t *testing.T) {
 		t.Errorf("counted %v (%v), want 1 failed of %d", c, err, cases)
 	}
 }
+
+// A pool's declared set is what all of its nodes declare, not its last node's.
+func TestPoolDeclaresWhatEveryNodeDeclares(t *testing.T) {
+	r := soundRun()
+	r.Declarations = append(r.Declarations, probes.Declaration{Node: "a2", Pool: "a", KubeletVersion: "v1.37.2", Published: true, Declared: []string{"X", "Y"}, Expected: []string{"X", "Y"}, Digest: "ffff", Gates: r.Declarations[0].Gates})
+	r.Declarations[0].Declared = []string{"W", "X"}
+	g := Evaluate(r, DefaultThresholds)
+	if !slices.Equal(g.Pools[0].Declared, []string{"X"}) {
+		t.Errorf("pool a declares %v, want [X]", g.Pools[0].Declared)
+	}
+	if !slices.Equal(g.Nodes[0].Declared, []string{"W", "X"}) {
+		t.Errorf("node a1's own set changed: %v", g.Nodes[0].Declared)
+	}
+}
