@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,29 +86,6 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
 	})
 
-	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", func(ctx SpecContext) {
-		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
-		By("loading ndfq's own image (make probe-image) into every node")
-		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
-		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
-		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
-		e.ApplyManifest(ctx, "config/job/probe-job.yaml")
-		By("waiting for the Job to finish")
-		done := e.WaitJob(ctx, ns, job)
-		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
-		Expect(cm.Data["verdict"]).To(Equal(rollout.GO), "report.json:\n%s", cm.Data["report.json"])
-		Expect(done).To(Equal(batchv1.JobComplete), "GO completes the Job")
-		Expect(rollout.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
-		junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")
-		Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
-		counts, err := report.CountJUnit(junit)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
-		Expect(counts.Passed).To(BeNumerically(">", 0))
-		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
-	})
-
 	// Where the default scheduler refuses a pod that needs the feature, a
 	// second one without the plugin binds it: the probe must name it.
 	var refusing []string
@@ -121,6 +99,41 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 			}
 		}
 	}
+	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", func(ctx SpecContext) {
+		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
+		By("loading ndfq's own image (make probe-image) into every node")
+		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
+		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		e.ApplyManifest(ctx, "config/job/probe-job.yaml")
+		By("waiting for the Job to finish")
+		done := e.WaitJob(ctx, ns, job)
+		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
+		// In the cluster the Job reads no scheduler metrics: the plugin's
+		// refusal is the scheduler's answer, and without one it is unchecked.
+		want, wantDone := rollout.GO, batchv1.JobComplete
+		if len(refusing) == 0 {
+			want, wantDone = rollout.INCOMPLETE, batchv1.JobFailed
+		}
+		Expect(cm.Data["verdict"]).To(Equal(want), "report.json:\n%s", cm.Data["report.json"])
+		Expect(done).To(Equal(wantDone), "GO completes the Job; INCOMPLETE (exit 3) fails it")
+		if want == rollout.INCOMPLETE {
+			var g rollout.Gate
+			Expect(json.Unmarshal([]byte(cm.Data["report.json"]), &g)).To(Succeed())
+			Expect(g.Reasons).To(BeEmpty())
+			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "scheduler-gates")), "only the scheduler, for want of a refusal (%s)", whyNot)
+		}
+		Expect(rollout.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
+		junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")
+		Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
+		counts, err := report.CountJUnit(junit)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
+		Expect(counts.Passed).To(BeNumerically(">", 0))
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
+	})
+
 	claim := "holds scheduler-ignores-declarations naming a second scheduler without the NodeDeclaredFeatures plugin, and not one with it"
 	if len(refusing) == 0 {
 		notApplicable(claim, whyNot)

@@ -38,10 +38,9 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 	oldest := framework.OldestPool(t.Workers)
 	old := fixtures.Kubelet{Version: oldest.PoolVersion().String()}
 	claim := fmt.Sprintf("on a plain kind cluster (control plane %s, a %s worker, default gates, no pool labels, no toolbox image) says GO with pools by kubelet version, then HOLD naming the worker whose declaration is forged", cp.Version, old.Version)
-	apiKeeps := fixtures.EffectiveGates(cp.Minor(), nil)
-	switch {
-	case !cp.Declares(restartAll) || !apiKeeps[fixtures.NodeDeclaredFeatures] || !apiKeeps[restartAll]:
-		notApplicable(claim, fmt.Sprintf("a %s control plane at its defaults does not declare %s or does not keep the field: no refusal shows the scheduler's plugin at work", cp.Minor(), restartAll))
+	switch why := refusableAtDefaults(cp); {
+	case why != "":
+		notApplicable(claim, why)
 		return
 	case old.Declares(restartAll):
 		notApplicable(claim, fmt.Sprintf("the oldest kubelet, %s, declares %s at its defaults: nothing to refuse", old.Version, restartAll))
@@ -96,4 +95,17 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 		Expect(g.Holds(rollout.DeclaredButNotEnabled, oldPool, worker)).To(BeTrue(), "%v", g.Reasons)
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on a plain kind cluster (%s + %s, no labels, no toolbox): GO, then HOLD declared-but-not-enabled on %s after a forgery", cp.Version, old.Version, worker)})
 	})
+}
+
+// refusableAtDefaults says why a plain cluster of this control plane, every
+// gate at its default, cannot show the scheduler's plugin refusing a pod
+// that needs RestartAllContainersOnContainerExits ("" when it can): the
+// apiserver must keep declarations and the field, and the control-plane
+// node's kubelet must declare the feature somewhere to compare against.
+func refusableAtDefaults(cp fixtures.Kubelet) string {
+	api := fixtures.EffectiveGates(cp.Minor(), nil)
+	if !cp.Declares(restartAll) || !api[fixtures.NodeDeclaredFeatures] || !api[restartAll] {
+		return fmt.Sprintf("a %s control plane at its defaults does not keep declarations or the %s field: no pod can be refused for it, so the scheduler's plugin cannot be seen at work", cp.Minor(), restartAll)
+	}
+	return ""
 }

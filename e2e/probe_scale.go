@@ -50,7 +50,12 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeScaleSpec"); e = in.Env })
 
-	It(fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions()), Label("scale"), func(ctx SpecContext) {
+	claim := fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions())
+	if why := refusableAtDefaults(fixtures.Kubelet{Version: t.ControlPlaneVersion().String()}); why != "" {
+		notApplicable(claim, why)
+		return
+	}
+	It(claim, Label("scale"), func(ctx SpecContext) {
 		cpPool, _ := framework.PoolWhere(t.Pools(), framework.ControlPlane)
 		cpNode, _ := e.PoolNode(ctx, cpPool)
 		cfg := kindconfig.Plain("ndfq-scale", e.NodeImage(ctx, cpNode))
