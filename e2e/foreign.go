@@ -4,13 +4,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/e2e/framework"
@@ -87,9 +84,7 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 		Expect(g.Fingerprint).To(HaveKeyWithValue("kube-scheduler", "plugin seen refusing (no metrics read)"))
 
 		By("forging a declaration on the " + old.Version + " worker")
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": []string{restartAll}}})
-		_, err = c.Clientset.CoreV1().Nodes().Patch(ctx, worker, types.MergePatchType, body, metav1.PatchOptions{}, "status")
-		Expect(err).NotTo(HaveOccurred())
+		Expect(framework.PatchDeclared(ctx, c.Clientset, worker, []string{restartAll})).To(Succeed())
 		code, g = probe()
 		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
 		Expect(g.Holds(rollout.DeclaredButNotEnabled, oldPool, worker)).To(BeTrue(), "%v", g.Reasons)

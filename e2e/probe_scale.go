@@ -17,7 +17,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/e2e/framework"
@@ -67,6 +66,10 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		e.RunKwok(ctx, c)
 		c.ApplyManifest(ctx, "config/rbac/probe.yaml")
 
+		probe := func() (int, rollout.Gate) {
+			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
+			return code, framework.ParseVerdict(code, out)
+		}
 		versions := t.Versions()
 		var created int
 		var rows []scaleRow
@@ -86,9 +89,8 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 
 			By(fmt.Sprintf("probing %d simulated nodes", size))
 			start = time.Now()
-			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
+			code, g := probe()
 			wall := time.Since(start)
-			g := framework.ParseVerdict(code, out)
 			Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
 			Expect(g.Reasons).To(BeEmpty())
 			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "kubelet-gates")))
@@ -103,11 +105,8 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		Expect(os.WriteFile(filepath.Join(dir, "scale.json"), data, 0o644)).To(Succeed())
 
 		By("forging one simulated node's declared set")
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": []string{"NdfqForgedFeature"}}})
-		_, err := c.Clientset.CoreV1().Nodes().Patch(ctx, "kwok-00000", types.MergePatchType, body, metav1.PatchOptions{}, "status")
-		Expect(err).NotTo(HaveOccurred())
-		code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
-		g := framework.ParseVerdict(code, out)
+		Expect(framework.PatchDeclared(ctx, c.Clientset, "kwok-00000", []string{"NdfqForgedFeature"})).To(Succeed())
+		code, g := probe()
 		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
 		pool := "pool-" + strings.ReplaceAll(versions[0].Minor(), ".", "-")
 		Expect(g.Holds(rollout.MixedPool, pool, "")).To(BeTrue(), "%v", g.Reasons)

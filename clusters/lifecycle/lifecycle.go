@@ -115,11 +115,8 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := kindconfig.Marshal(cfg)
+	raw, err := saveConfig(cfg, in.Artifacts)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(in.Artifacts, name+".kind.yaml"), raw, 0o644); err != nil {
 		return nil, err
 	}
 	return c, c.create(ctx, raw, in.Artifacts, in.Log, fmt.Sprintf("%d nodes, kubelets %s", t.NodeCount(), t.Versions()))
@@ -141,14 +138,21 @@ func UpPlain(ctx context.Context, cfg *v1alpha4.Cluster, artifacts string, log *
 			return nil, err
 		}
 	}
+	raw, err := saveConfig(cfg, artifacts)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.create(ctx, raw, artifacts, log, fmt.Sprintf("%d nodes, plain kind config", len(cfg.Nodes)))
+}
+
+// saveConfig renders the kind config and keeps it in artifacts as
+// NAME.kind.yaml, the file a user can hand to `kind create cluster`.
+func saveConfig(cfg *v1alpha4.Cluster, artifacts string) ([]byte, error) {
 	raw, err := kindconfig.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(artifacts, c.Name+".kind.yaml"), raw, 0o644); err != nil {
-		return nil, err
-	}
-	return c, c.create(ctx, raw, artifacts, log, fmt.Sprintf("%d nodes, plain kind config", len(cfg.Nodes)))
+	return raw, os.WriteFile(filepath.Join(artifacts, cfg.Name+".kind.yaml"), raw, 0o644)
 }
 
 // create makes the kind cluster from raw, its pod network, and waits for

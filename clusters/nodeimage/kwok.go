@@ -16,7 +16,7 @@ import (
 var Kwok = GoProgram{Module: "sigs.k8s.io/kwok", Version: "v0.8.0", Package: "sigs.k8s.io/kwok/cmd/kwok"}
 
 // KwokImageTag is the kwok image ndfq builds and loads into a cluster.
-const KwokImageTag = "ndfq.local/kwok:" + "v0.8.0"
+var KwokImageTag = "ndfq.local/kwok:" + Kwok.Version
 
 // kwokStages are the release's own "fast" stages: nodes become Ready
 // once, pods Running and Ready at once, and go when deleted. No heartbeat

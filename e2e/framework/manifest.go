@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/klient"
@@ -54,12 +53,8 @@ func applyManifest(ctx context.Context, kc klient.Client, cs kubernetes.Interfac
 	})).To(Succeed(), "apply %s", path)
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(each(ctx, decoder.DeleteIgnoreNotFound(r))).To(Succeed(), "delete %s", path)
-		// The next spec may apply the same namespace: it must be gone, not terminating.
 		for _, ns := range namespaces {
-			Expect(wait.Until(ctx, wait.NamespaceGone, "namespace "+ns+" gone", func(ctx context.Context) (bool, string, error) {
-				_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), fmt.Sprint(err), nil
-			})).To(Succeed())
+			Expect(waitNamespaceGone(ctx, cs, ns)).To(Succeed())
 		}
 	})
 }

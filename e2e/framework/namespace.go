@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/internal/wait"
 )
@@ -32,11 +33,17 @@ func (e *Env) Namespace(ctx context.Context, prefix string) string {
 		if err != nil && !apierrors.IsNotFound(err) {
 			Expect(err).NotTo(HaveOccurred(), "delete namespace %s", name)
 		}
-		Expect(wait.Until(ctx, wait.NamespaceGone, fmt.Sprintf("namespace %s gone", name), func(ctx context.Context) (bool, string, error) {
-			_, err := e.Clientset.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), "still terminating", nil
-		})).To(Succeed())
+		Expect(waitNamespaceGone(ctx, e.Clientset, name)).To(Succeed())
 	}, NodeTimeout(wait.MustGet(wait.NamespaceGone).Timeout+30*time.Second))
 	Expect(wait.ForDefaultServiceAccount(ctx, e.Clientset, name)).To(Succeed())
 	return name
+}
+
+// waitNamespaceGone waits (wait-namespace-gone) until a deleted namespace
+// is gone, not terminating: the next spec may make one of the same name.
+func waitNamespaceGone(ctx context.Context, cs kubernetes.Interface, name string) error {
+	return wait.Until(ctx, wait.NamespaceGone, fmt.Sprintf("namespace %s gone", name), func(ctx context.Context) (bool, string, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still terminating", nil
+	})
 }

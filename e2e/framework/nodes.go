@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
@@ -85,8 +86,13 @@ func (e *Env) DeclaredOf(ctx context.Context, node string) []string {
 // PatchDeclared writes status.declaredFeatures as a forger (or an
 // operator clearing stale declarations) would; nil clears it.
 func (e *Env) PatchDeclared(ctx context.Context, node string, list any) error {
+	return PatchDeclared(ctx, e.Clientset, node, list)
+}
+
+// PatchDeclared is Env.PatchDeclared through any client (a second cluster's).
+func PatchDeclared(ctx context.Context, cs kubernetes.Interface, node string, list any) error {
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"declaredFeatures": list}})
-	_, err := e.Clientset.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+	_, err := cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{}, "status")
 	return err
 }
 
