@@ -9,12 +9,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
-	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
@@ -59,19 +57,13 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 			claimIt(cell, claim, func(ctx SpecContext) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				ns := e.Namespace(ctx, "upd")
-				pod := e.RunningPod(ctx, ns, "resize", pool, probe.Apply)
+				pod := e.StartedPod(ctx, ns, "resize", pool, probe.Apply, probe.Started)
 				res, err := probes.Update(ctx, e.Clientset, ns, pod.Name, probe.Subresource, probe.Patch)
 				Expect(err).NotTo(HaveOccurred())
 				framework.RecordUpdate(cell, res)
 				if declares {
 					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s on declaring node %s: %s", probe.Feature, pod.Spec.NodeName, res.Message)
-					Expect(wait.Until(ctx, wait.PodRunning, "kubelet on "+pod.Spec.NodeName+" to apply the resize", func(ctx context.Context) (bool, string, error) {
-						p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-						if err != nil {
-							return false, err.Error(), nil
-						}
-						return probe.Applied(p), fmt.Sprintf("status resources %v", p.Status.Resources), nil
-					})).To(Succeed())
+					e.ExpectResizeOutcome(ctx, pool, probe, pod)
 					return
 				}
 				Expect(res.Code).To(BeEquivalentTo(http.StatusForbidden), "update needing %s on node %s (%s) was answered %d %s", probe.Feature, pod.Spec.NodeName, pool.Name, res.Code, res.Message)
@@ -100,18 +92,18 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			claim := fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s", probe.Feature, framework.PoolDesc(pool))
 			switch cell.Expect {
 			case claims.Honoured:
-				claim += fmt.Sprintf(", which declares it, runs and its rule is honoured: main exiting %d restarts its sibling", fixtures.RuleExitCode)
+				claim += ", which declares it, runs and " + probe.Effect.Honoured
 			case claims.KubeletRejected:
 				claim += " fails with " + fixtures.KubeletRejectionReason
 			case claims.Ignored:
-				claim += fmt.Sprintf(" runs unrefused and its rule is silently ignored: main exiting %d leaves its sibling running (finding F1)", fixtures.RuleExitCode)
+				claim += fmt.Sprintf(" runs unrefused and %s (finding %s)", probe.Effect.Ignored, probe.Effect.Finding)
 			}
 			claimIt(cell, claim, func(ctx SpecContext) {
 				node, seen, res := e.KubeletOutcome(ctx, pool, probe)
 				framework.RecordKubelet(cell, node, seen)
 				if cell.Expect == claims.Ignored {
 					framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,
-						Text: fmt.Sprintf("F1: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and its rule is %s", probe.Feature, pool.PoolVersion(), pool.Name, seen)})
+						Text: fmt.Sprintf("%s: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and %s", probe.Effect.Finding, probe.Feature, pool.PoolVersion(), pool.Name, probe.Effect.Text(seen))})
 				}
 				Expect(seen).To(Equal(cell.Expect), "kubelet on %s: phase %s %s %s", node, res.Phase, res.Reason, res.Message)
 				if cell.Expect == claims.KubeletRejected {

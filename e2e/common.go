@@ -32,6 +32,10 @@ func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 		It(text, append(args, body)...)
 		return
 	}
+	if c.Uncovered != "" {
+		It(text+": not covered", append(args, func() { Skip("not covered: " + c.Uncovered) })...)
+		return
+	}
 	notApplicable(text, c.NotApplicable, args...)
 }
 

@@ -68,7 +68,8 @@ type Admission struct {
 func (a Admission) Rejected() bool { return a.Phase == corev1.PodFailed }
 
 // BindDirectly creates the pod with spec.nodeName set (no scheduler) and
-// waits (wait-pod-running) until it runs or the kubelet fails it.
+// waits (wait-pod-running) until it runs, the kubelet fails it, or (a pod
+// that reports and exits) it has succeeded.
 func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node string, pod *corev1.Pod) (Admission, error) {
 	pod = pod.DeepCopy()
 	pod.Spec.NodeName = node
@@ -84,7 +85,7 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 		}
 		res.Phase, res.Reason, res.Message = p.Status.Phase, p.Status.Reason, p.Status.Message
 		switch p.Status.Phase {
-		case corev1.PodFailed:
+		case corev1.PodFailed, corev1.PodSucceeded:
 			return true, "", nil
 		case corev1.PodRunning:
 			return wait.PodReady(p), "running, not ready", nil

@@ -372,7 +372,7 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 
 func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.NodeSelectorTerm) ([]PoolUpdate, error) {
 	var out []PoolUpdate
-	try := func(feature string, shape func(*corev1.Pod), sub string, patch []byte) error {
+	try := func(feature string, shape func(*corev1.Pod), started func(*corev1.Pod) bool, sub string, patch []byte) error {
 		pod := p.probePod(p.podName("u", pool, len(out)), steer, "", shape)
 		p.remember(pod.Name)
 		if _, err := p.cs.CoreV1().Pods(p.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -381,7 +381,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 			}
 			return err
 		}
-		running, err := wait.ForPodRunning(ctx, p.cs, p.ns, pod.Name)
+		running, err := wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, started)
 		if err != nil {
 			return err
 		}
@@ -393,7 +393,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 		return nil
 	}
 	for _, c := range fixtures.ControlUpdates() {
-		if err := try("", c.Apply, c.Subresource, c.Patch); err != nil {
+		if err := try("", c.Apply, nil, c.Subresource, c.Patch); err != nil {
 			return nil, err
 		}
 	}
@@ -404,7 +404,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 		if !p.api.Enabled(u.APIServerGate) {
 			continue
 		}
-		if err := try(u.Feature, u.Apply, u.Subresource, u.Patch); err != nil {
+		if err := try(u.Feature, u.Apply, u.Started, u.Subresource, u.Patch); err != nil {
 			return nil, err
 		}
 	}

@@ -2,17 +2,21 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
+	"github.com/ndfq/ndfq/report"
 )
 
 // PoolPod is a probe pod steered to pool, shaped by shape (nil: a control pod).
@@ -35,9 +39,18 @@ func (e *Env) Place(ctx context.Context, ns string, pod *corev1.Pod) probes.Plac
 // RunningPod places a shaped probe pod on the pool and waits until it runs.
 func (e *Env) RunningPod(ctx context.Context, ns, name string, pool topology.Pool, shape func(*corev1.Pod)) *corev1.Pod {
 	GinkgoHelper()
+	return e.StartedPod(ctx, ns, name, pool, shape, nil)
+}
+
+// StartedPod places a shaped probe pod on the pool and waits until
+// started says so (nil: Running and Ready).
+func (e *Env) StartedPod(ctx context.Context, ns, name string, pool topology.Pool, shape func(*corev1.Pod), started func(*corev1.Pod) bool) *corev1.Pod {
+	GinkgoHelper()
 	res := e.Place(ctx, ns, PoolPod(name, pool, shape))
 	Expect(res.Node).NotTo(BeEmpty(), "pod %s not bound on %s: %s", name, pool.Name, res.Message)
-	return e.WaitRunning(ctx, ns, name)
+	pod, err := wait.ForPodStarted(ctx, e.Clientset, ns, name, started)
+	Expect(err).NotTo(HaveOccurred())
+	return pod
 }
 
 // WaitRunning waits until the pod is Running and Ready.
@@ -89,11 +102,17 @@ func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixt
 	ns := e.Namespace(ctx, "kadm")
 	node, _ = e.PoolNode(ctx, pool)
 	pod := PoolPod("bound", pool, probe.Apply)
-	fixtures.RuleExercise(pod)
+	if probe.Exercise != nil {
+		probe.Exercise(pod)
+	}
 	res, err := probes.BindDirectly(ctx, e.Clientset, ns, node, pod)
 	Expect(err).NotTo(HaveOccurred())
-	if res.Rejected() {
+	if res.Rejected() || probe.Exercise == nil {
 		return node, res.Reason, res
+	}
+	if probe.SelfReports {
+		Expect(res.Phase).To(Equal(corev1.PodSucceeded), "the exercise of %s on %s", probe.Feature, node)
+		return node, e.terminationMessage(ctx, ns, pod.Name), res
 	}
 	restarted, err := probes.ExerciseRule(ctx, e.Clientset, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
 	Expect(err).NotTo(HaveOccurred())
@@ -109,4 +128,53 @@ func (e *Env) WaitBound(ctx context.Context, ns, name string) *corev1.Pod {
 	return e.waitPod(ctx, wait.Scheduling, ns, name, "to be bound", func(p *corev1.Pod) (bool, string) {
 		return p.Spec.NodeName != "", "not bound"
 	})
+}
+
+// Runtime is what the oracle knows of the pool's runtime, with this host's
+// cgroup version (kind nodes share the Docker host's hierarchy).
+func Runtime(pool topology.Pool) fixtures.Runtime {
+	rt := pool.Intent().Runtime
+	rt.CgroupV1 = kindconfig.HostIsCgroupV1()
+	return rt
+}
+
+// ExpectResizeOutcome waits (pod-running) until the declaring pool's
+// kubelet has applied an admitted update, or, where the oracle says this
+// runtime makes it infeasible, until the kubelet says so in those words
+// (recorded as a finding: the kubelet declares what it then refuses).
+func (e *Env) ExpectResizeOutcome(ctx context.Context, pool topology.Pool, probe fixtures.UpdateProbe, pod *corev1.Pod) {
+	GinkgoHelper()
+	infeasible := ""
+	if probe.Infeasible != nil {
+		infeasible = probe.Infeasible(Runtime(pool))
+	}
+	what := "to apply the resize"
+	if infeasible != "" {
+		what = "to call the resize infeasible: " + infeasible
+	}
+	got := e.waitPod(ctx, wait.PodRunning, pod.Namespace, pod.Name, what, func(p *corev1.Pod) (bool, string) {
+		seen := fmt.Sprintf("generation %d observed %d, resize infeasible %q, conditions %v", p.Generation, p.Status.ObservedGeneration, fixtures.ResizeInfeasible(p), p.Status.Conditions)
+		if infeasible != "" {
+			return fixtures.ResizeInfeasible(p) == infeasible, seen
+		}
+		return probe.Applied(p), seen
+	})
+	if infeasible != "" {
+		Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: got.Spec.NodeName, Feature: probe.Feature, OK: true,
+			Text: fmt.Sprintf("F14: %s declares %s and its apiserver admits the update, yet the kubelet leaves it pending: Infeasible %q", got.Spec.NodeName, probe.Feature, infeasible)})
+	}
+}
+
+// terminationMessage is what the pod's first container wrote when it ended.
+func (e *Env) terminationMessage(ctx context.Context, ns, name string) string {
+	GinkgoHelper()
+	p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == p.Spec.Containers[0].Name && s.State.Terminated != nil {
+			return strings.TrimSpace(s.State.Terminated.Message)
+		}
+	}
+	Fail(fmt.Sprintf("pod %s ended without its container's termination message: %+v", name, p.Status.ContainerStatuses))
+	return ""
 }

@@ -32,8 +32,20 @@ func PodReady(p *corev1.Pod) bool {
 // ForPodRunning waits (wait-pod-running) until the pod is Running and Ready,
 // and returns it; a pod that fails ends the wait with its reason.
 func ForPodRunning(ctx context.Context, cs kubernetes.Interface, namespace, name string) (*corev1.Pod, error) {
+	return ForPodStarted(ctx, cs, namespace, name, nil)
+}
+
+// ForPodStarted waits (pod-running) until started says the pod is as far
+// as the caller needs (nil: Running and Ready); a Failed pod ends the wait.
+func ForPodStarted(ctx context.Context, cs kubernetes.Interface, namespace, name string, started func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	what := "Running and Ready"
+	if started == nil {
+		started = func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && PodReady(p) }
+	} else {
+		what = "started"
+	}
 	var pod *corev1.Pod
-	err := Until(ctx, PodRunning, "pod "+name+" Running and Ready", func(ctx context.Context) (bool, string, error) {
+	err := Until(ctx, PodRunning, "pod "+name+" "+what, func(ctx context.Context) (bool, string, error) {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -42,7 +54,7 @@ func ForPodRunning(ctx context.Context, cs kubernetes.Interface, namespace, name
 		if p.Status.Phase == corev1.PodFailed {
 			return false, "", fmt.Errorf("pod %s failed on %s: %s %s", name, p.Spec.NodeName, p.Status.Reason, p.Status.Message)
 		}
-		return p.Status.Phase == corev1.PodRunning && PodReady(p), fmt.Sprintf("phase %s on %q", p.Status.Phase, p.Spec.NodeName), nil
+		return started(p), fmt.Sprintf("phase %s on %q", p.Status.Phase, p.Spec.NodeName), nil
 	})
 	return pod, err
 }
