@@ -118,7 +118,9 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 		})
 	}
 
-	if declaring, ok := framework.PoolWhere(t.Pools(), framework.DeclaresAnything); ok {
+	// One pool of each publishing minor: each minor's kubelet must overwrite.
+	declaring := framework.PoolsPerMinor(t.Pools(), framework.DeclaresAnything)
+	for _, declaring := range declaring {
 		It(fmt.Sprintf("a well-formed forged name patched into a node of %s is overwritten by its kubelet within its status period", framework.PoolDesc(declaring)), disruptive, func(ctx SpecContext) {
 			node, _ := e.PoolNode(ctx, declaring)
 			real := e.DeclaredOf(ctx, node)
@@ -136,20 +138,23 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 				Text: fmt.Sprintf("a forged declaration on %s (%s) was overwritten by its kubelet after %s", node, declaring.Name, took.Round(time.Second))})
 			Expect(e.DeclaredOf(ctx, node)).To(Equal(real))
 		})
-	} else {
+	}
+	if len(declaring) == 0 {
 		notApplicable("a well-formed forged name patched into a node is overwritten by its kubelet", "no pool's kubelet declares anything in this topology")
 	}
 
-	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
-		// Finding F2 (docs/findings.md): nothing ever clears it. Where the
-		// scheduler filters, the consequence too: it trusts the forgery and
-		// binds a pod that needs the forged feature there.
-		forged := []string{forgedName}
-		consequence := ""
-		if whyNoRefusal(t) == "" {
-			forged = []string{forgedName, restartAll}
-			consequence = fmt.Sprintf("; a pod that needs %s is then bound there", restartAll)
-		}
+	// Finding F2 (docs/findings.md): nothing ever clears it, on a silent
+	// kubelet of each minor. Where the scheduler filters, the consequence
+	// too: it trusts the forgery and binds a pod that needs the forged
+	// feature there.
+	forged := []string{forgedName}
+	consequence := ""
+	if whyNoRefusal(t) == "" {
+		forged = []string{forgedName, restartAll}
+		consequence = fmt.Sprintf("; a pod that needs %s is then bound there", restartAll)
+	}
+	silentPools := framework.PoolsPerMinor(t.Pools(), framework.Silent)
+	for _, silent := range silentPools {
 		It(fmt.Sprintf("forged names patched into a node of %s, whose kubelet publishes nothing, stay: the kubelet never clears them%s (finding F2)", framework.PoolDesc(silent), consequence), disruptive, func(ctx SpecContext) {
 			node, _ := e.PoolNode(ctx, silent)
 			Expect(e.PatchDeclared(ctx, node, forged)).To(Succeed())
@@ -169,7 +174,8 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 			framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node, Feature: restartAll,
 				Text: fmt.Sprintf("F2: the scheduler bound a pod that needs %s to %s on a forged declaration its %s kubelet does not honour", restartAll, node, silent.PoolVersion())})
 		})
-	} else {
+	}
+	if len(silentPools) == 0 {
 		notApplicable("forged names patched into a node whose kubelet publishes nothing stay", "every pool's kubelet publishes declarations in this topology")
 	}
 }

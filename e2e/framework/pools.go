@@ -22,6 +22,21 @@ func PoolWhere(pools []topology.Pool, has func(topology.Pool) bool) (topology.Po
 	return topology.Pool{}, false
 }
 
+// PoolsPerMinor is, for each kubelet minor, the first pool of that minor
+// that has the property: "every kind of kubelet" for claims that differ by
+// minor (pools in PoolWhere's order).
+func PoolsPerMinor(pools []topology.Pool, has func(topology.Pool) bool) []topology.Pool {
+	var out []topology.Pool
+	seen := map[string]bool{}
+	for _, p := range pools {
+		if m := p.PoolVersion().Minor(); has(p) && !seen[m] {
+			seen[m] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Any is the property every pool has, for claims that hold on any node.
 func Any(topology.Pool) bool { return true }
 
