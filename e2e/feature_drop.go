@@ -33,15 +33,27 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("FeatureDropSpec"); e = in.Env })
 
-	subject, fallback, why := dropSubject(t)
+	pairs, why := dropSubjects(t)
 	if why != "" {
 		notApplicable("turning "+restartAll+" off on a running kubelet: the trap, the safe order and the no-capacity refusal", why)
 		return
 	}
 	probe := framework.SchedulingProbe(t, restartAll)
+	for _, pair := range pairs {
+		trapAndSafeOrder(t, func() *framework.Env { return e }, probe, pair.subject, pair.fallback)
+	}
+	// The refusal is the safe order's own logic: one kubelet shows it.
+	noCapacity(func() *framework.Env { return e }, probe, pairs[0].subject)
+}
+
+// trapAndSafeOrder turns the feature off on subject's kubelet twice: as
+// the trap (its running dependent is failed) and in the safe order (the
+// dependent moves to fallback first).
+func trapAndSafeOrder(t *topology.Topology, env func() *framework.Env, probe fixtures.SchedulingProbe, subject, fallback topology.Pool) {
 	without := subject.Intent().Without(restartAll)
 
 	It(fmt.Sprintf("restarting the kubelet of %s without %s fails the running pods that need it (PodFeatureUnsupported): the trap the safe order avoids", framework.PoolDesc(subject), restartAll), func(ctx SpecContext) {
+		e := env()
 		name, node := e.PoolNode(ctx, subject)
 		ns := e.Namespace(ctx, "trap")
 		pod := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
@@ -60,6 +72,7 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 	}, SpecTimeout(8*time.Minute))
 
 	It(fmt.Sprintf("the safe order on %s moves dependent pods to %s before the gate goes: none is failed and the node stops declaring %s", framework.PoolDesc(subject), fallback.Name, restartAll), func(ctx SpecContext) {
+		e := env()
 		name, node := e.PoolNode(ctx, subject)
 		ns := e.Namespace(ctx, "safe")
 		pod := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
@@ -83,7 +96,13 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 		Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)))
 	}, SpecTimeout(8*time.Minute))
 
+}
+
+// noCapacity asks the safe order to drop the feature on subject while no
+// other node keeps it: it refuses and changes nothing.
+func noCapacity(env func() *framework.Env, probe fixtures.SchedulingProbe, subject topology.Pool) {
 	It(fmt.Sprintf("the safe order refuses to close gates on %s when no other node keeps %s, and changes nothing", framework.PoolDesc(subject), restartAll), func(ctx SpecContext) {
+		e := env()
 		name, node := e.PoolNode(ctx, subject)
 		ns := e.Namespace(ctx, "nocap")
 		e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)

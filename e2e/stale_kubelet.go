@@ -29,12 +29,19 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("StaleKubeletSpec"); e = in.Env })
 
-	subject, fallback, why := dropSubject(t)
+	pairs, why := dropSubjects(t)
 	if why != "" {
 		notApplicable("a stopped kubelet keeps its declarations and the probe calls them stale", why)
 		return
 	}
+	for _, pair := range pairs {
+		staleKubelet(t, func() *framework.Env { return e }, pair.subject, pair.fallback)
+	}
+}
+
+func staleKubelet(t *topology.Topology, env func() *framework.Env, subject, fallback topology.Pool) {
 	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
+		e := env()
 		probe := framework.SchedulingProbe(t, restartAll)
 		name, node := e.PoolNode(ctx, subject)
 		before := framework.SortedCopy(e.DeclaredOf(ctx, name))
@@ -71,27 +78,34 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 	}, SpecTimeout(8*time.Minute))
 }
 
-// dropSubject is the worker pool whose kubelets declare the placement
-// feature and may turn it off, and another pool (the control plane's
-// included) that keeps it for pods to move to. why says what the topology
-// lacks where it has no such pair, or its control plane refuses nothing.
-func dropSubject(t *topology.Topology) (subject, fallback topology.Pool, why string) {
+// dropPair is a worker pool whose kubelets declare the placement feature
+// and may turn it off, and another pool (the control plane's included)
+// that keeps it for pods to move to.
+type dropPair struct{ subject, fallback topology.Pool }
+
+// dropSubjects is one such pair per kubelet minor (every publishing kind
+// of kubelet gets the scenario). why says what the topology lacks where it
+// has none, or its control plane refuses nothing.
+func dropSubjects(t *topology.Topology) (pairs []dropPair, why string) {
 	if why := whyNoRefusal(t); why != "" {
-		return subject, fallback, why
+		return nil, why
 	}
-	subject, ok := framework.PoolWhere(t.Workers, func(p topology.Pool) bool {
+	subjects := framework.PoolsPerMinor(t.Workers, func(p topology.Pool) bool {
 		return p.Intent().Declares(restartAll) && p.Intent().CanTurnOff(restartAll)
 	})
-	if !ok {
-		return subject, fallback, "no worker pool declares " + restartAll + " with a gate that may be turned off"
+	if len(subjects) == 0 {
+		return nil, "no worker pool declares " + restartAll + " with a gate that may be turned off"
 	}
-	fallback, ok = framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
-		return p.Intent().Declares(restartAll) && p.Name != subject.Name
-	})
-	if !ok {
-		return subject, fallback, "no second pool declares " + restartAll + " for its pods to move to"
+	for _, subject := range subjects {
+		fallback, ok := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
+			return p.Intent().Declares(restartAll) && p.Name != subject.Name
+		})
+		if !ok {
+			return nil, "no second pool declares " + restartAll + " for its pods to move to"
+		}
+		pairs = append(pairs, dropPair{subject, fallback})
 	}
-	return subject, fallback, ""
+	return pairs, ""
 }
 
 // whyNoRefusal is "" where t's control plane refuses pods that need the
