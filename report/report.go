@@ -197,9 +197,10 @@ func (s Summary) Markdown(w io.Writer) error {
 	}
 	s.matrix(w)
 	if len(s.Skipped) > 0 {
-		p("\n## Specs that do not apply here (%d, counted as skipped)\n\n", len(s.Skipped))
+		p("\n## Specs that do not apply here or have no probe yet (%d, counted as skipped)\n\n", len(s.Skipped))
 		for _, sk := range s.Skipped {
-			p("- %s — %s\n", strings.TrimSuffix(sk.Spec, ": not applicable"), oneLine(sk.Message))
+			spec := strings.TrimSuffix(strings.TrimSuffix(sk.Spec, ": not applicable"), ": not covered")
+			p("- %s — %s\n", spec, oneLine(sk.Message))
 		}
 	}
 	if len(findings) > 0 {

@@ -117,7 +117,7 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 	b.Reset()
 	_ = s.Markdown(&b)
 	out := b.String()
-	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered", "## Specs that do not apply here (1, counted as skipped)\n\n- rolling back — not applicable: locked on"} {
+	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered", "## Specs that do not apply here or have no probe yet (1, counted as skipped)\n\n- rolling back — not applicable: locked on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
