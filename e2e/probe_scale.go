@@ -144,16 +144,25 @@ func waitFleetReady(ctx context.Context, c *framework.PlainCluster, want int) {
 }
 
 // scaleSizes reads NDFQ_SCALE_SIZES ("100,1000,5000"); CI runs 100.
-func scaleSizes() []int {
-	raw := os.Getenv("NDFQ_SCALE_SIZES")
+func scaleSizes() []int { return sizesFromEnv("NDFQ_SCALE_SIZES", 100) }
+
+// benchSizes reads NDFQ_BENCH_SIZES ("1000,5000"); CI runs 200.
+func benchSizes() []int { return sizesFromEnv("NDFQ_BENCH_SIZES", 200) }
+
+// benchPods reads NDFQ_BENCH_PODS, the pods per bench run; CI places 200.
+func benchPods() int { return sizesFromEnv("NDFQ_BENCH_PODS", 200)[0] }
+
+// sizesFromEnv reads a comma-separated list of positive counts.
+func sizesFromEnv(name string, def int) []int {
+	raw := os.Getenv(name)
 	if raw == "" {
-		return []int{100}
+		return []int{def}
 	}
 	var out []int
 	for _, f := range strings.Split(raw, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			panic(fmt.Sprintf("NDFQ_SCALE_SIZES %q: want sizes such as 100,1000,5000", raw))
+			panic(fmt.Sprintf("%s %q: want positive counts such as 100,1000,5000", name, raw))
 		}
 		out = append(out, n)
 	}

@@ -1,13 +1,21 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/internal/wait"
 )
@@ -22,21 +30,49 @@ type SecondScheduler map[string]bool
 // the default scheduler's kubeconfig, and removes it at cleanup.
 func (e *Env) RunSecondScheduler(ctx context.Context, profiles SecondScheduler) {
 	GinkgoHelper()
-	const ns, name = "kube-system", "ndfq-second-scheduler"
-	static, err := e.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	RunScheduler(ctx, e.Clientset, SchedulerInput{Name: "ndfq-second-scheduler", Profiles: profiles})
+}
+
+// SchedulerInput is a kube-scheduler to run beside the default one.
+type SchedulerInput struct {
+	Name     string
+	Profiles SecondScheduler
+	// FeatureGates is its --feature-gates ("" for the binary's defaults).
+	FeatureGates string
+	// MetricsPort serves /metrics to anyone (0: no serving port at all,
+	// since the default scheduler holds 10259 on the host).
+	MetricsPort int
+}
+
+// RunScheduler starts a kube-scheduler of the control plane's own image as
+// a pod on the control-plane node of the cluster cs talks to, waits until
+// it runs, and removes it at cleanup (or when the returned stop is called).
+func RunScheduler(ctx context.Context, cs kubernetes.Interface, in SchedulerInput) (stop func(context.Context)) {
+	GinkgoHelper()
+	const ns = "kube-system"
+	name := in.Name
+	static, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(static.Items).NotTo(BeEmpty(), "the default kube-scheduler static pod")
 	def := static.Items[0]
 	config := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
-		"clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf}\nleaderElection: {leaderElect: false}\nprofiles:\n"
-	for profile, plugin := range profiles {
+		"clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf, qps: 500, burst: 1000}\nleaderElection: {leaderElect: false}\nprofiles:\n"
+	for _, profile := range slices.Sorted(maps.Keys(in.Profiles)) {
 		config += fmt.Sprintf("- schedulerName: %s\n", profile)
-		if !plugin {
+		if !in.Profiles[profile] {
 			config += "  plugins: {multiPoint: {disabled: [{name: NodeDeclaredFeatures}]}}\n"
 		}
 	}
+	args := []string{"kube-scheduler", "--config=/etc/ndfq/config.yaml", "--secure-port=0"}
+	if in.MetricsPort != 0 {
+		args = []string{"kube-scheduler", "--config=/etc/ndfq/config.yaml", fmt.Sprintf("--secure-port=%d", in.MetricsPort),
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"}
+	}
+	if in.FeatureGates != "" {
+		args = append(args, "--feature-gates="+in.FeatureGates)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"config.yaml": config}}
-	_, err = e.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	file := corev1.HostPathFile
 	pod := &corev1.Pod{
@@ -46,8 +82,7 @@ func (e *Env) RunSecondScheduler(ctx context.Context, profiles SecondScheduler) 
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "kube-scheduler", Image: def.Spec.Containers[0].Image, ImagePullPolicy: corev1.PullIfNotPresent,
-				// No serving port: the default scheduler holds 10259 on this host.
-				Command: []string{"kube-scheduler", "--config=/etc/ndfq/config.yaml", "--secure-port=0"},
+				Command: args,
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "kubeconfig", MountPath: "/etc/kubernetes/scheduler.conf", ReadOnly: true},
 					{Name: "config", MountPath: "/etc/ndfq", ReadOnly: true},
@@ -59,16 +94,40 @@ func (e *Env) RunSecondScheduler(ctx context.Context, profiles SecondScheduler) 
 			},
 		},
 	}
-	_, err = e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) {
+	stopped := false
+	stop = func(ctx context.Context) {
+		if stopped {
+			return
+		}
+		stopped = true
 		zero := int64(0)
-		_ = e.Clientset.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		_ = e.Clientset.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
-		Expect(wait.Until(ctx, wait.PodRunning, "the second scheduler to be gone", func(ctx context.Context) (bool, string, error) {
-			_, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		_ = cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		_ = cs.CoreV1().ConfigMaps(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		Expect(wait.Until(ctx, wait.PodRunning, "scheduler "+name+" to be gone", func(ctx context.Context) (bool, string, error) {
+			_, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			return err != nil, "still there", nil
 		})).To(Succeed())
-	})
-	e.WaitRunning(ctx, ns, name)
+	}
+	DeferCleanup(func(ctx SpecContext) { stop(ctx) })
+	_, err = wait.ForPodRunning(ctx, cs, ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	return stop
+}
+
+// SchedulerMetrics reads /metrics of a scheduler RunScheduler started
+// with a MetricsPort, through the apiserver's pod proxy.
+func SchedulerMetrics(ctx context.Context, cs kubernetes.Interface, name string, port int) map[string]*dto.MetricFamily {
+	GinkgoHelper()
+	var raw []byte
+	Expect(wait.Until(ctx, wait.Metrics, "/metrics of scheduler "+name, func(ctx context.Context) (bool, string, error) {
+		var err error
+		raw, err = cs.CoreV1().Pods("kube-system").ProxyGet("https", name, strconv.Itoa(port), "metrics", nil).DoRaw(ctx)
+		return err == nil, fmt.Sprint(err), nil
+	})).To(Succeed())
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	Expect(err).NotTo(HaveOccurred())
+	return families
 }

@@ -33,13 +33,15 @@ const (
 	NamespaceGone Name = "wait-namespace-gone"
 	KubeletSync   Name = "wait-kubelet-sync"
 	ProbeJob      Name = "wait-probe-job"
+	// BenchBatch is a scheduler bench placing one batch of pods on a fleet.
+	BenchBatch Name = "wait-bench-batch"
 	// RuleWindow is how long a sibling is watched for a restart a container
 	// restart rule would cause; its timeout is the window, not a wait.
 	RuleWindow Name = "watch-restart-rule"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync, ProbeJob, RuleWindow}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
