@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
@@ -55,15 +54,8 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		return
 	}
 	It(claim, Label("scale"), func(ctx SpecContext) {
-		cpPool, _ := framework.PoolWhere(t.Pools(), framework.ControlPlane)
-		cpNode, _ := e.PoolNode(ctx, cpPool)
-		cfg := kindconfig.Plain("ndfq-scale", e.NodeImage(ctx, cpNode))
-		// Simulated nodes send no heartbeats (see nodeimage.kwokStages):
-		// the node lifecycle controller must not mark them unreachable.
-		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    node-monitor-grace-period: 24h\n")
 		By("bringing up a one-node cluster and kwok in it")
-		c := e.UpCluster(ctx, cfg)
-		e.RunKwok(ctx, c)
+		c := e.UpKwokCluster(ctx, "ndfq-scale", t, "")
 		c.ApplyManifest(ctx, "config/rbac/probe.yaml")
 
 		probe := func() (int, rollout.Gate) {

@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
-	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
@@ -68,19 +67,8 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 		return
 	}
 	It(claim, Label("Performance"), func(ctx SpecContext) {
-		cpPool, _ := framework.PoolWhere(t.Pools(), framework.ControlPlane)
-		cpNode, _ := e.PoolNode(ctx, cpPool)
-		cfg := kindconfig.Plain("ndfq-bench", e.NodeImage(ctx, cpNode))
-		// Simulated nodes send no heartbeats: the node lifecycle controller
-		// must not mark them unreachable.
-		patch := "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    node-monitor-grace-period: 24h\n"
-		if gates != "" {
-			patch += fmt.Sprintf("apiServer:\n  extraArgs:\n    feature-gates: %s\n", gates)
-		}
-		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, patch)
 		By("bringing up a one-node cluster and kwok in it")
-		c := e.UpCluster(ctx, cfg)
-		e.RunKwok(ctx, c)
+		c := e.UpKwokCluster(ctx, "ndfq-bench", t, gates)
 
 		probe := framework.SchedulingProbe(t, restartAll)
 		declared := fixtures.Kubelet{Version: cp.String()}.MustDeclare()

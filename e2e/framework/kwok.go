@@ -12,7 +12,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
@@ -86,4 +88,24 @@ func (c *PlainCluster) CreateFakeNodes(ctx context.Context, poolLabel string, no
 		})
 	}
 	Expect(g.Wait()).To(Succeed())
+}
+
+// UpKwokCluster brings up a one-node plain cluster of the control plane's
+// node image (apiServerGates as its --feature-gates, "" for the defaults)
+// and runs kwok in it: the home of a simulated fleet.
+func (e *Env) UpKwokCluster(ctx context.Context, name string, t *topology.Topology, apiServerGates string) *PlainCluster {
+	GinkgoHelper()
+	cpPool, _ := PoolWhere(t.Pools(), ControlPlane)
+	cpNode, _ := e.PoolNode(ctx, cpPool)
+	cfg := kindconfig.Plain(name, e.NodeImage(ctx, cpNode))
+	// Simulated nodes send no heartbeats (see nodeimage.kwokStages): the
+	// node lifecycle controller must not mark them unreachable.
+	patch := "kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    node-monitor-grace-period: 24h\n"
+	if apiServerGates != "" {
+		patch += fmt.Sprintf("apiServer:\n  extraArgs:\n    feature-gates: %s\n", apiServerGates)
+	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, patch)
+	c := e.UpCluster(ctx, cfg)
+	e.RunKwok(ctx, c)
+	return c
 }
