@@ -169,8 +169,8 @@ type benchRow struct {
 	AlgoP50Ms   float64 `json:"algorithmP50Ms"`
 	AlgoP99Ms   float64 `json:"algorithmP99Ms"`
 	FilterP99Ms float64 `json:"pluginFilterP99Ms,omitempty"`
-	Attempts   uint64  `json:"attempts"`
-	OnLacking  int     `json:"boundOnLackingNodes"`
+	Attempts    uint64  `json:"attempts"`
+	OnLacking   int     `json:"boundOnLackingNodes"`
 }
 
 func (r benchRow) String() string {
