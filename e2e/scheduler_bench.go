@@ -62,17 +62,22 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 	claim := fmt.Sprintf("the %s kube-scheduler on kwok fleets of %v nodes (one in %d declaring nothing) places %d pods that need %s only on declaring nodes with its plugin, and on lacking ones too without it; throughput and attempt latency of both are recorded",
 		cp.Minor(), in.Sizes, lackingShare, in.Pods, restartAll)
 	gates, why := benchGates(cp.Minor())
+	flag := ""
+	if len(gates) > 0 {
+		flag = topology.FormatGates(gates)
+	}
 	if why != "" {
 		notApplicable(claim, why)
 		return
 	}
 	It(claim, Label("Performance"), func(ctx SpecContext) {
 		By("bringing up a one-node cluster and kwok in it")
-		c := e.UpKwokCluster(ctx, "ndfq-bench", t, gates)
+		c := e.UpKwokCluster(ctx, "ndfq-bench", t, flag)
 
 		probe := framework.SchedulingProbe(t, restartAll)
-		declared := fixtures.Kubelet{Version: cp.String()}.MustDeclare()
-		Expect(declared).To(ContainElement(restartAll), "a %s kubelet at its defaults declares %s", cp, restartAll)
+		// The simulated kubelets run the control plane's version and gates.
+		declared := fixtures.Kubelet{Version: cp.String(), Gates: gates}.MustDeclare()
+		Expect(declared).To(ContainElement(restartAll), "a %s kubelet with %v declares %s", cp, gates, restartAll)
 		var rows []benchRow
 		created := 0
 		for _, size := range in.Sizes {
@@ -94,7 +99,7 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 			for round := 1; round <= 2; round++ {
 				for _, plugin := range [][]bool{{true, false}, {false, true}}[round-1] {
 					By(fmt.Sprintf("round %d: %d pods through a scheduler with the plugin %s", round, in.Pods, onOff(plugin)))
-					r := benchRun(ctx, c, benchBatch{size: size, round: round, plugin: plugin, pods: in.Pods, schedGates: gates, shape: probe.Apply})
+					r := benchRun(ctx, c, benchBatch{size: size, round: round, plugin: plugin, pods: in.Pods, schedGates: flag, shape: probe.Apply})
 					rows = append(rows, r)
 					framework.Record(report.Observation{Kind: report.KindMeasure, Text: r.String()})
 					if plugin {
@@ -116,12 +121,12 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 	})
 }
 
-// benchGates are the apiserver and scheduler gates a control plane of
-// this minor needs for pods to need the feature and the plugin to run
-// ("" at its defaults); why says where no setting can.
-func benchGates(minor string) (string, string) {
+// benchGates are the gates a control plane (and the simulated kubelets)
+// of this minor needs for pods to need the feature and the plugin to run
+// (none at its defaults); why says where no setting can.
+func benchGates(minor string) (map[string]bool, string) {
 	if _, known := fixtures.Gate(minor, fixtures.NodeDeclaredFeatures); !known {
-		return "", fmt.Sprintf("kube-scheduler %s has no NodeDeclaredFeatures plugin", minor)
+		return nil, fmt.Sprintf("kube-scheduler %s has no NodeDeclaredFeatures plugin", minor)
 	}
 	eff := fixtures.EffectiveGates(minor, nil)
 	gates := map[string]bool{}
@@ -131,12 +136,9 @@ func benchGates(minor string) (string, string) {
 		}
 	}
 	if problems := fixtures.CheckGates(minor, gates); len(problems) > 0 {
-		return "", strings.Join(problems, "; ")
+		return nil, strings.Join(problems, "; ")
 	}
-	if len(gates) == 0 {
-		return "", ""
-	}
-	return topology.FormatGates(gates), ""
+	return gates, ""
 }
 
 func onOff(on bool) string {
