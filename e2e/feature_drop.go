@@ -95,7 +95,6 @@ func trapAndSafeOrder(t *topology.Topology, env func() *framework.Env, probe fix
 		Expect(res.Node).To(BeEmpty(), "feature pod bound to %s after it dropped the feature", name)
 		Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)))
 	}, SpecTimeout(8*time.Minute))
-
 }
 
 // noCapacity asks the safe order to drop the feature on subject while no

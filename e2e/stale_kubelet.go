@@ -39,6 +39,7 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 	}
 }
 
+// staleKubelet stops subject's kubelet; fallback takes the control pod.
 func staleKubelet(t *topology.Topology, env func() *framework.Env, subject, fallback topology.Pool) {
 	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
 		e := env()
