@@ -62,13 +62,13 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 	claim := fmt.Sprintf("the %s kube-scheduler on kwok fleets of %v nodes (one in %d declaring nothing) places %d pods that need %s only on declaring nodes with its plugin, and on lacking ones too without it; throughput and attempt latency of both are recorded",
 		cp.Minor(), in.Sizes, lackingShare, in.Pods, restartAll)
 	gates, why := benchGates(cp.Minor())
-	flag := ""
-	if len(gates) > 0 {
-		flag = topology.FormatGates(gates)
-	}
 	if why != "" {
 		notApplicable(claim, why)
 		return
+	}
+	flag := ""
+	if len(gates) > 0 {
+		flag = topology.FormatGates(gates)
 	}
 	It(claim, Label("Performance"), func(ctx SpecContext) {
 		By("bringing up a one-node cluster and kwok in it")

@@ -170,10 +170,8 @@ func (e *Env) terminationMessage(ctx context.Context, ns, name string) string {
 	GinkgoHelper()
 	p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Name == p.Spec.Containers[0].Name && s.State.Terminated != nil {
-			return strings.TrimSpace(s.State.Terminated.Message)
-		}
+	if s := fixtures.ContainerStatus(p.Status.ContainerStatuses, p.Spec.Containers[0].Name); s != nil && s.State.Terminated != nil {
+		return strings.TrimSpace(s.State.Terminated.Message)
 	}
 	Fail(fmt.Sprintf("pod %s ended without its container's termination message: %+v", name, p.Status.ContainerStatuses))
 	return ""
