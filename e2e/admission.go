@@ -92,7 +92,12 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			claim := fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s", probe.Feature, framework.PoolDesc(pool))
 			switch cell.Expect {
 			case claims.Honoured:
-				claim += ", which declares it, runs and " + probe.Effect.Honoured
+				if pool.Intent().Declares(probe.Feature) {
+					claim += ", which declares it,"
+				}
+				claim += " runs and " + probe.Effect.Honoured
+			case claims.SandboxRefused:
+				claim += fmt.Sprintf(" is admitted and never started: its sandbox is refused with %q (finding %s)", probe.SandboxRefusal, probe.Effect.Finding)
 			case claims.KubeletRejected:
 				claim += " fails with " + fixtures.KubeletRejectionReason
 			case claims.Ignored:
@@ -101,13 +106,20 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			claimIt(cell, claim, func(ctx SpecContext) {
 				node, seen, res := e.KubeletOutcome(ctx, pool, probe)
 				framework.RecordKubelet(cell, node, seen)
-				if cell.Expect == claims.Ignored {
+				switch cell.Expect {
+				case claims.Ignored:
 					framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,
 						Text: fmt.Sprintf("%s: a pod that needs %s, bound by spec.nodeName, runs on %s kubelets (%s) and %s", probe.Effect.Finding, probe.Feature, pool.PoolVersion(), pool.Name, probe.Effect.Text(seen))})
+				case claims.SandboxRefused:
+					framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,
+						Text: fmt.Sprintf("%s: a pod that needs %s, bound by spec.nodeName to a %s kubelet (%s), is admitted and never started: %s", probe.Effect.Finding, probe.Feature, pool.PoolVersion(), pool.Name, res.SandboxRefused)})
 				}
-				Expect(seen).To(Equal(cell.Expect), "kubelet on %s: phase %s %s %s", node, res.Phase, res.Reason, res.Message)
-				if cell.Expect == claims.KubeletRejected {
+				Expect(seen).To(Equal(cell.Expect), "kubelet on %s: phase %s %s %s %s", node, res.Phase, res.Reason, res.Message, res.SandboxRefused)
+				switch cell.Expect {
+				case claims.KubeletRejected:
 					Expect(res.Message).To(Equal(fixtures.KubeletRejectionMessage(probe.Feature)))
+				case claims.SandboxRefused:
+					Expect(res.SandboxRefused).To(ContainSubstring(probe.SandboxRefusal))
 				}
 			})
 		}

@@ -45,6 +45,18 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 		})
 	}
 
+	for _, pool := range t.Pools() {
+		rel := pool.RuntimeRelease()
+		It(fmt.Sprintf("every node of pool %s runs %s, whose CRI reports %s (%s)", pool.Name, rel.Version, framework.DescribeRuntime(rel.Reports), rel.Source), func(ctx SpecContext) {
+			nodes := e.NodesOfPool(ctx, pool.Name)
+			Expect(nodes).To(HaveLen(pool.Count))
+			for _, n := range nodes {
+				Expect(n.Status.NodeInfo.ContainerRuntimeVersion).To(Equal(rel.Version), "runtime of node %s (pool %s)", n.Name, pool.Name)
+				Expect(e.CRIReport(n.Name)).To(Equal(rel.Reports), "what the runtime of %s (pool %s, %s) reports over the CRI, against the oracle's %s", n.Name, pool.Name, rel.Version, rel.Source)
+			}
+		})
+	}
+
 	for _, c := range []struct {
 		name   string
 		intent fixtures.Component

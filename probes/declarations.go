@@ -32,10 +32,19 @@ type Declaration struct {
 	Digest         string   // of the declared set
 	Gates          Gates    // the kubelet's effective gates
 	CPUManager     string   // the kubelet's cpuManagerPolicy (configz)
-	HeartbeatAge   time.Duration
-	Unreachable    string // why the kubelet's gates could not be read; nothing is expected then
-	Unchecked      string // why the kubelet was not asked (no permission); nothing is expected then
-	NotSampled     bool   // the kubelet was left out of the sample (--kubelet-sample); nothing is expected then
+	// Runtime is the node's containerRuntimeVersion; RuntimeFrom says
+	// where the runtime's CRI features came from: "cri" (read from the
+	// runtime by the caller), "release" (the oracle's runtime table) or
+	// "unknown" (a runtime the oracle does not know).
+	Runtime     string
+	RuntimeFrom string
+	// Undecided are features whose declaration depends on runtime features
+	// nobody could read (RuntimeFrom unknown): neither missing nor extra.
+	Undecided    []string
+	HeartbeatAge time.Duration
+	Unreachable  string // why the kubelet's gates could not be read; nothing is expected then
+	Unchecked    string // why the kubelet was not asked (no permission); nothing is expected then
+	NotSampled   bool   // the kubelet was left out of the sample (--kubelet-sample); nothing is expected then
 }
 
 // Matches is true when the declared set is exactly the expected one.
@@ -53,6 +62,10 @@ type DeclarationsInput struct {
 	SkipKubelet string
 	// Sample, when not nil, names the only nodes whose kubelets are asked.
 	Sample map[string]bool
+	// Runtimes, where the caller could read them, are what each node's
+	// runtime reports over the CRI, by node name; other nodes' runtimes
+	// are looked up by their containerRuntimeVersion.
+	Runtimes map[string]fixtures.Runtime
 }
 
 // kubeletReads is how many kubelets are asked at once through the proxy.
@@ -87,7 +100,7 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		*d = Declaration{
 			Node: n.Name, Pool: n.Labels[in.PoolLabel], KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
-			Digest: fixtures.Digest(n.Status.DeclaredFeatures),
+			Digest: fixtures.Digest(n.Status.DeclaredFeatures), Runtime: n.Status.NodeInfo.ContainerRuntimeVersion,
 		}
 		if t, ok := renewed[n.Name]; ok {
 			d.HeartbeatAge = time.Since(t)
@@ -100,7 +113,9 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 			d.NotSampled = true
 			continue
 		}
-		g.Go(func() error { readKubelet(ctx, in.Clientset, d); return nil })
+		rt, from := runtimeOf(in.Runtimes, d)
+		d.RuntimeFrom = from
+		g.Go(func() error { readKubelet(ctx, in.Clientset, d, rt); return nil })
 	}
 	_ = g.Wait()
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
@@ -110,7 +125,7 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 // readKubelet asks the node's kubelet for its gates and configuration and
 // sets what the oracle expects it to declare. A stopped kubelet cannot say
 // what it enables: the node is reported as unreachable, not skipped.
-func readKubelet(ctx context.Context, cs kubernetes.Interface, d *Declaration) {
+func readKubelet(ctx context.Context, cs kubernetes.Interface, d *Declaration, rt fixtures.Runtime) {
 	var err error
 	if d.Gates, err = KubeletGates(ctx, cs, d.Node); err == nil {
 		d.CPUManager, err = kubeletCPUManagerPolicy(ctx, cs, d.Node)
@@ -119,12 +134,53 @@ func readKubelet(ctx context.Context, cs kubernetes.Interface, d *Declaration) {
 		d.Unreachable = err.Error()
 		return
 	}
+	rt.CPUManagerPolicy = d.CPUManager
+	d.judge(rt)
+}
+
+// judge sets what the oracle expects of the node, from its kubelet's
+// gates and its runtime, and how the declared set differs from it.
+func (d *Declaration) judge(rt fixtures.Runtime) {
 	effective := map[string]bool{}
 	for name, s := range d.Gates {
 		effective[name] = s.Enabled
 	}
-	d.Expected = fixtures.Expected(kubeversion.MinorOf(d.KubeletVersion), effective, fixtures.Runtime{CPUManagerPolicy: d.CPUManager})
+	minor := kubeversion.MinorOf(d.KubeletVersion)
+	d.Expected = fixtures.Expected(minor, effective, rt)
+	if d.RuntimeFrom == RuntimeUnknown {
+		d.Undecided = fixtures.RuntimeDependent(minor, effective)
+	}
 	d.Missing, d.Extra = diff(d.Expected, d.Declared)
+	d.Missing, d.Extra = without(d.Missing, d.Undecided), without(d.Extra, d.Undecided)
+}
+
+// Where a node's runtime features came from.
+const (
+	RuntimeCRI     = "cri"
+	RuntimeRelease = "release"
+	RuntimeUnknown = "unknown"
+)
+
+// runtimeOf is what the node's runtime reports over the CRI: as read by the
+// caller, or as the oracle knows its release.
+func runtimeOf(read map[string]fixtures.Runtime, d *Declaration) (fixtures.Runtime, string) {
+	if rt, ok := read[d.Node]; ok {
+		return rt, RuntimeCRI
+	}
+	if r, ok := fixtures.RuntimeByVersion(d.Runtime); ok {
+		return r.Reports, RuntimeRelease
+	}
+	return fixtures.Runtime{}, RuntimeUnknown
+}
+
+func without(list, drop []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(drop, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // kubeletCPUManagerPolicy reads the kubelet's running configuration (configz).

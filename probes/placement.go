@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -62,14 +63,18 @@ type Admission struct {
 	Phase   corev1.PodPhase
 	Reason  string
 	Message string
+	// SandboxRefused is the kubelet's FailedCreatePodSandBox message for a
+	// pod it admitted but could not start; "" otherwise.
+	SandboxRefused string
 }
 
 // Rejected is true when the kubelet refused the pod.
 func (a Admission) Rejected() bool { return a.Phase == corev1.PodFailed }
 
 // BindDirectly creates the pod with spec.nodeName set (no scheduler) and
-// waits (wait-pod-running) until it runs, the kubelet fails it, or (a pod
-// that reports and exits) it has succeeded.
+// waits (wait-pod-running) until it runs, the kubelet fails it, (a pod
+// that reports and exits) it has succeeded, or the kubelet says it cannot
+// create its sandbox.
 func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node string, pod *corev1.Pod) (Admission, error) {
 	pod = pod.DeepCopy()
 	pod.Spec.NodeName = node
@@ -90,9 +95,23 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 		case corev1.PodRunning:
 			return wait.PodReady(p), "running, not ready", nil
 		}
-		return false, string(p.Status.Phase), nil
+		if res.SandboxRefused, err = sandboxRefusal(ctx, cs, namespace, pod.Name); err != nil {
+			return false, err.Error(), nil
+		}
+		return res.SandboxRefused != "", string(p.Status.Phase), nil
 	})
 	return res, err
+}
+
+// sandboxRefusal is the message of the pod's FailedCreatePodSandBox event, if any.
+func sandboxRefusal(ctx context.Context, cs kubernetes.Interface, namespace, pod string) (string, error) {
+	events, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.name", pod), fields.OneTermEqualSelector("reason", "FailedCreatePodSandBox")).String(),
+	})
+	if err != nil || len(events.Items) == 0 {
+		return "", err
+	}
+	return events.Items[0].Message, nil
 }
 
 // UpdateResult is the apiserver's answer to one pod update.

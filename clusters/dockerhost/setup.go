@@ -64,8 +64,12 @@ func (o *Options) defaults() {
 // On a host where `docker info` works and nothing is missing it changes nothing.
 func Ensure(ctx context.Context, o Options) error {
 	o.defaults()
-	// debootstrap builds the node images' root file system.
-	if err := EnsureTools(ctx, o.Log, map[string]string{"debootstrap": "debootstrap"}); err != nil {
+	// debootstrap builds the node images' root file system; a C compiler,
+	// pkg-config and libseccomp build the static runc of a containerd 2 node.
+	if err := EnsureTools(ctx, o.Log, map[string]string{"debootstrap": "debootstrap", "gcc": "gcc", "pkg-config": "pkg-config"}); err != nil {
+		return err
+	}
+	if err := EnsureLibraries(ctx, o.Log, map[string]string{"libseccomp": "libseccomp-dev"}); err != nil {
 		return err
 	}
 	if err := raiseSysctls(o.SysctlRoot, inotifyFloors, o.Log); err != nil {
@@ -302,6 +306,21 @@ func aptInstall(ctx context.Context, log *progress.Logger, pkgs ...string) error
 	}
 	done(err)
 	return err
+}
+
+// EnsureLibraries installs C libraries pkg-config cannot find from Debian
+// packages (pkg-config name -> package name).
+func EnsureLibraries(ctx context.Context, log *progress.Logger, libs map[string]string) error {
+	var pkgs []string
+	for lib, pkg := range libs {
+		if exec.CommandContext(ctx, "pkg-config", "--exists", lib).Run() != nil {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil
+	}
+	return aptInstall(ctx, log, pkgs...)
 }
 
 // EnsureTools installs missing host commands from Debian packages

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/clusters/topology"
-	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
 // SchedulerMetricsPort is the kube-scheduler's secure port, published on
@@ -27,8 +26,8 @@ const PatchesDir = "/kind/ndfq-patches"
 
 // Options are the host facts rendering depends on.
 type Options struct {
-	// Images maps each kubelet version to its node image.
-	Images map[kubeversion.Version]string
+	// Images maps each node kind (kubelet version and runtime) to its node image.
+	Images map[topology.NodeKind]string
 	// CgroupV1 host: kubelets >= 1.35 refuse cgroup v1 unless told otherwise.
 	CgroupV1 bool
 	// WorkDir receives per-pool kubeadm patch files mounted into nodes.
@@ -53,7 +52,7 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 		Name:       ClusterName(t),
 		Networking: v1alpha4.Networking{DisableDefaultCNI: true},
 	}
-	cp := t.ControlPlaneVersion()
+	cp := t.Pools()[0].Kind()
 	cpImage, ok := o.Images[cp]
 	if !ok {
 		return nil, fmt.Errorf("no node image for control plane %s", cp)
@@ -74,9 +73,9 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 	cpNode.ExtraMounts = patches.mounts
 	cfg.Nodes = append(cfg.Nodes, cpNode)
 	for _, pool := range t.Workers {
-		img, ok := o.Images[pool.PoolVersion()]
+		img, ok := o.Images[pool.Kind()]
 		if !ok {
-			return nil, fmt.Errorf("no node image for pool %s (%s)", pool.Name, pool.PoolVersion())
+			return nil, fmt.Errorf("no node image for pool %s (%s)", pool.Name, pool.Kind())
 		}
 		patches, err := kubeletPatches("JoinConfiguration", pool.Name, pool.Kubelet, o)
 		if err != nil {

@@ -7,14 +7,17 @@ import (
 	"testing"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
-func images() map[kubeversion.Version]string {
-	return map[kubeversion.Version]string{
-		"v1.34.4": "ndfq/node:v1.34.4-a", "v1.35.4": "ndfq/node:v1.35.4-b",
-		"v1.36.3": "ndfq/node:v1.36.3-c", "v1.37.2": "ndfq/node:v1.37.2-d",
+func images() map[topology.NodeKind]string {
+	out := map[topology.NodeKind]string{}
+	for _, v := range []kubeversion.Version{"v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"} {
+		out[topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}] = "ndfq/node:" + string(v)
 	}
+	out[topology.NodeKind{Version: "v1.37.2", Runtime: "containerd-2.4.2"}] = "ndfq/node:v1.37.2-containerd-2.4.2"
+	return out
 }
 
 func TestRenderSkewTopology(t *testing.T) {
@@ -29,8 +32,8 @@ func TestRenderSkewTopology(t *testing.T) {
 	if cfg.Name != "ndfq-skew-1-37" {
 		t.Errorf("cluster name %q", cfg.Name)
 	}
-	if len(cfg.Nodes) != top.NodeCount() || len(cfg.Nodes) != 8 {
-		t.Fatalf("%d nodes, want 8 (skew-1.37)", len(cfg.Nodes))
+	if len(cfg.Nodes) != top.NodeCount() || len(cfg.Nodes) != 10 {
+		t.Fatalf("%d nodes, want 10 (skew-1.37)", len(cfg.Nodes))
 	}
 	if len(cfg.FeatureGates) != 0 {
 		t.Errorf("kind's cluster-wide featureGates reach every kubelet and must stay empty: %v", cfg.FeatureGates)
@@ -44,11 +47,14 @@ func TestRenderSkewTopology(t *testing.T) {
 		byPool[pool] = i
 	}
 	legacy := cfg.Nodes[byPool["legacy"]]
-	if legacy.Image != "ndfq/node:v1.34.4-a" {
+	if legacy.Image != "ndfq/node:v1.34.4" {
 		t.Errorf("legacy pool image %s", legacy.Image)
 	}
 	if len(legacy.KubeadmConfigPatches) != 0 {
 		t.Errorf("a 1.34 kubelet must get no feature-gates flag at all: %v", legacy.KubeadmConfigPatches)
+	}
+	if img := cfg.Nodes[byPool["runtime-v2"]].Image; img != "ndfq/node:v1.37.2-containerd-2.4.2" {
+		t.Errorf("the containerd 2 pool must run its runtime's image, not %s", img)
 	}
 	on := cfg.Nodes[byPool["n-2-on"]]
 	if len(on.KubeadmConfigPatches) != 1 || !strings.Contains(on.KubeadmConfigPatches[0], "feature-gates: NodeDeclaredFeatures=true,RestartAllContainersOnContainerExits=true") ||
@@ -56,7 +62,7 @@ func TestRenderSkewTopology(t *testing.T) {
 		t.Errorf("n-2-on patch must be a JoinConfiguration without apiVersion carrying its gates:\n%v", on.KubeadmConfigPatches)
 	}
 	cp := cfg.Nodes[0]
-	if cp.Labels[topology.PoolLabel] != topology.ControlPlanePool || cp.Image != "ndfq/node:v1.37.2-d" {
+	if cp.Labels[topology.PoolLabel] != topology.ControlPlanePool || cp.Image != "ndfq/node:v1.37.2" {
 		t.Errorf("control plane node %+v", cp)
 	}
 	if len(cp.ExtraPortMappings) != 1 || cp.ExtraPortMappings[0].ListenAddress != "127.0.0.1" || cp.ExtraPortMappings[0].ContainerPort != SchedulerMetricsPort {
@@ -134,7 +140,7 @@ func TestRenderKubeletConfigPatchIsMounted(t *testing.T) {
 func TestRenderMissingImage(t *testing.T) {
 	top, _ := topology.Load("skew-1.37")
 	imgs := images()
-	delete(imgs, "v1.34.4")
+	delete(imgs, topology.NodeKind{Version: "v1.34.4", Runtime: fixtures.DefaultRuntime})
 	if _, err := Render(top, Options{Images: imgs}); err == nil || !strings.Contains(err.Error(), "no node image for pool legacy (v1.34.4)") {
 		t.Fatalf("got %v", err)
 	}

@@ -29,6 +29,10 @@ type GoProgram struct {
 	Package string   // main package, e.g. k8s.io/kubernetes/cmd/kubelet
 	LDFlags []string // -X flags and the like
 	Binary  string   // file name when the package's last element is not it
+	Tags    []string // build tags
+	// CGO builds with cgo and links statically (runc's nsenter is C); the
+	// C libraries it links (libseccomp-dev) must be on the build host.
+	CGO bool
 }
 
 // Name is the binary's file name: the last element of its package path,
@@ -45,7 +49,31 @@ func (p GoProgram) Name() string {
 }
 
 func (p GoProgram) key() string {
-	return Key("goprogram", p.Module, p.Version, p.Package, p.LDFlags, p.Name(), runtime.Version(), runtime.GOARCH)
+	k := Key("goprogram", p.Module, p.Version, p.Package, p.LDFlags, p.Name(), runtime.Version(), runtime.GOARCH)
+	if len(p.Tags) > 0 || p.CGO {
+		k = Key(k, p.Tags, p.CGO) // keeps the keys of programs built before these fields
+	}
+	return k
+}
+
+// buildArgs are the go build arguments that write the binary to out.
+func (p GoProgram) buildArgs(out string) []string {
+	ldflags := append([]string{"-s", "-w"}, p.LDFlags...)
+	if p.CGO {
+		ldflags = append(ldflags, "-extldflags", "-static")
+	}
+	args := []string{"build", "-trimpath", "-o", out}
+	if len(p.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(p.Tags, " "))
+	}
+	return append(args, "-ldflags", strings.Join(ldflags, " "), p.Package)
+}
+
+func (p GoProgram) env() []string {
+	if p.CGO {
+		return []string{"CGO_ENABLED=1"}
+	}
+	return nil
 }
 
 // siblingVersion is the version a locally replaced sibling module is
@@ -182,9 +210,7 @@ func (b *Builder) BuildPrograms(ctx context.Context, progs []GoProgram) (map[str
 			done = b.Log.Step("build %s %s", p.Name(), p.Version)
 			wrapper, err := b.wrapperModule(ctx, p.Module, p.Version, byRoot[p.Module+"@"+p.Version])
 			if err == nil {
-				args := []string{"build", "-trimpath", "-o", filepath.Join(out, p.Name())}
-				args = append(args, "-ldflags", strings.Join(append([]string{"-s", "-w"}, p.LDFlags...), " "), p.Package)
-				_, err = runGo(ctx, wrapper, args...)
+				_, err = gotool.RunEnv(ctx, wrapper, p.env(), nil, p.buildArgs(filepath.Join(out, p.Name()))...)
 			}
 			done(err)
 			return err

@@ -28,6 +28,10 @@ type nodeImageSpec struct {
 	OtherKubelets map[kubeversion.Version]string
 	Archives      []string
 	ControlPlane  bool
+	// Runtime names a runtime other than the base image's; RuntimeFiles
+	// are its binaries by node path.
+	Runtime      string
+	RuntimeFiles map[string]string
 }
 
 func (s nodeImageSpec) key() string {
@@ -44,15 +48,30 @@ func (s nodeImageSpec) key() string {
 		archives = append(archives, binaryKey(a))
 	}
 	sort.Strings(archives)
-	return Key("node", s.Version, s.Base, bins, others, archives, s.ControlPlane)
+	key := Key("node", s.Version, s.Base, bins, others, archives, s.ControlPlane)
+	if s.Runtime != "" {
+		files := map[string]string{}
+		for dst, p := range s.RuntimeFiles {
+			files[dst] = binaryKey(p)
+		}
+		key = Key(key, s.Runtime, files)
+	}
+	return key
+}
+
+// tag is the node image's tag: version, runtime where not the base's, key.
+func (s nodeImageSpec) tag() string {
+	if s.Runtime != "" {
+		return fmt.Sprintf("%s:%s-%s-%s", NodeImageName, s.Version, s.Runtime, s.key()[:12])
+	}
+	return fmt.Sprintf("%s:%s-%s", NodeImageName, s.Version, s.key()[:12])
 }
 
 // nodeImage stages binaries into the base image and preloads every image
 // archive into the node's containerd, as `kind build node-image` does,
 // with nothing pulled.
 func (b *Builder) nodeImage(ctx context.Context, s nodeImageSpec) (string, error) {
-	key := s.key()
-	image := fmt.Sprintf("%s:%s-%s", NodeImageName, s.Version, key[:12])
+	key, image := s.key(), s.tag()
 	if imageExists(ctx, image) {
 		b.Log.Printf("node image %s: cached", image)
 		return image, nil
@@ -82,6 +101,15 @@ func (b *Builder) assembleNode(ctx context.Context, s nodeImageSpec, image, name
 	}
 	for _, v := range slices.Sorted(maps.Keys(s.OtherKubelets)) {
 		if err := cp(s.OtherKubelets[v], fmt.Sprintf("%s/%s/kubelet", OtherKubeletsDir, v)); err != nil {
+			return err
+		}
+	}
+	for _, dst := range slices.Sorted(maps.Keys(s.RuntimeFiles)) {
+		// The base's path may be a link to Debian's binary: replace, never write through it.
+		if err := sh.Run(ctx, "docker", "exec", name, "rm", "-f", dst); err != nil {
+			return err
+		}
+		if err := cp(s.RuntimeFiles[dst], dst); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,9 @@ import (
 type Plan struct {
 	NodeVersions         []kubeversion.Version
 	ControlPlaneVersions []kubeversion.Version
+	// Variants are kubelet versions that also need an image with another
+	// runtime than the base image's (topology pools that name one).
+	Variants []topology.NodeKind
 }
 
 // Normalize sorts and dedupes, and makes every control-plane version a node version.
@@ -39,10 +42,27 @@ func (p Plan) Normalize() Plan {
 		sort.Slice(out, func(i, j int) bool { return kubeversion.Compare(out[i], out[j]) < 0 })
 		return out
 	}
-	return Plan{
-		NodeVersions:         uniq(append(append([]kubeversion.Version{}, p.NodeVersions...), p.ControlPlaneVersions...)),
-		ControlPlaneVersions: uniq(p.ControlPlaneVersions),
+	nodes := append(append([]kubeversion.Version{}, p.NodeVersions...), p.ControlPlaneVersions...)
+	var variants []topology.NodeKind
+	for _, k := range p.Variants {
+		if k.Runtime != fixtures.DefaultRuntime && !slices.Contains(variants, k) {
+			variants = append(variants, k)
+			nodes = append(nodes, k.Version)
+		}
 	}
+	sort.Slice(variants, func(i, j int) bool { return variants[i].String() < variants[j].String() })
+	return Plan{NodeVersions: uniq(nodes), ControlPlaneVersions: uniq(p.ControlPlaneVersions), Variants: variants}
+}
+
+// Kinds are every node image the plan makes: each version on the base
+// runtime, then the variants.
+func (p Plan) Kinds() []topology.NodeKind {
+	p = p.Normalize()
+	var out []topology.NodeKind
+	for _, v := range p.NodeVersions {
+		out = append(out, topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime})
+	}
+	return append(out, p.Variants...)
 }
 
 func (p Plan) isControlPlane(v kubeversion.Version) bool {
@@ -55,8 +75,8 @@ const TestImage = fixtures.ProbeImage
 // NodeImageName is the repository of node images; the tag is vX.Y.Z-<key>.
 const NodeImageName = "ndfq/node"
 
-// Result maps each kubelet version to its node image.
-type Result map[kubeversion.Version]string
+// Result maps each node kind (kubelet version and runtime) to its node image.
+type Result map[topology.NodeKind]string
 
 // Build produces every image of the plan, reusing whatever is cached.
 func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
@@ -107,16 +127,41 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 			}
 			archives = append(archives, cp...)
 		}
-		img, err := b.nodeImage(ctx, nodeImageSpec{
+		spec := nodeImageSpec{
 			Version: v, Base: base, Binaries: bins[v], OtherKubelets: otherKubelets(bins, v),
 			Archives: archives, ControlPlane: p.isControlPlane(v),
-		})
+		}
+		img, err := b.nodeImage(ctx, spec)
 		if err != nil {
 			return nil, err
 		}
-		out[v] = img
+		out[topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}] = img
+		for _, k := range p.Variants {
+			if k.Version != v {
+				continue
+			}
+			if spec.Runtime, spec.RuntimeFiles, err = b.runtimeFiles(ctx, k.Runtime); err != nil {
+				return nil, err
+			}
+			if out[k], err = b.nodeImage(ctx, spec); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
+}
+
+// runtimeFiles builds a runtime's programs and says where each goes.
+func (b *Builder) runtimeFiles(ctx context.Context, name string) (string, map[string]string, error) {
+	rb, err := runtimeBuildFor(name)
+	if err != nil {
+		return "", nil, err
+	}
+	bins, err := b.BuildPrograms(ctx, rb.programs)
+	if err != nil {
+		return "", nil, fmt.Errorf("runtime %s: %w", name, err)
+	}
+	return name, rb.place(bins), nil
 }
 
 func otherKubelets(bins map[kubeversion.Version]map[string]string, v kubeversion.Version) map[kubeversion.Version]string {
@@ -179,5 +224,6 @@ func PlanFor(t *topology.Topology) Plan {
 	var p Plan
 	p.NodeVersions = t.Versions()
 	p.ControlPlaneVersions = []kubeversion.Version{t.ControlPlaneVersion()}
+	p.Variants = t.Kinds()
 	return p.Normalize()
 }

@@ -30,15 +30,18 @@ var upstreamImages = map[kubeversion.Version]string{
 // kubelets and trixie's systemd refuse cgroup v1 hosts: use them on cgroup v2.
 func (b *Builder) PullUpstream(ctx context.Context, p Plan) (Result, error) {
 	p = p.Normalize()
+	if len(p.Variants) > 0 {
+		return nil, fmt.Errorf("--source=upstream: kind's images run kind's own containerd, not %s: use --source=offline", p.Variants[0])
+	}
 	out := Result{}
 	var missing []string
-	for _, v := range p.NodeVersions {
-		ref, ok := upstreamImages[v]
+	for _, k := range p.Kinds() {
+		ref, ok := upstreamImages[k.Version]
 		if !ok {
-			missing = append(missing, string(v))
+			missing = append(missing, string(k.Version))
 			continue
 		}
-		out[v] = ref
+		out[k] = ref
 	}
 	if len(missing) > 0 {
 		var known []string
@@ -49,9 +52,9 @@ func (b *Builder) PullUpstream(ctx context.Context, p Plan) (Result, error) {
 		return nil, fmt.Errorf("--source=upstream: no digest-pinned kindest/node image is known for %s (known: %s); add it to clusters/nodeimage/upstream.go from kind's release notes, or use --source=offline",
 			strings.Join(missing, ", "), strings.Join(known, ", "))
 	}
-	for _, v := range p.NodeVersions {
-		done := b.Log.Step("docker pull %s", out[v])
-		err := sh.Run(ctx, "docker", "pull", out[v])
+	for _, ref := range out {
+		done := b.Log.Step("docker pull %s", ref)
+		err := sh.Run(ctx, "docker", "pull", ref)
 		done(err)
 		if err != nil {
 			return nil, err

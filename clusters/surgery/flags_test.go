@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ndfq/ndfq/fixtures"
 )
 
 func TestKubeletGatesFromFlagsFile(t *testing.T) {
@@ -94,5 +96,22 @@ spec:
 	out, _, err = setManifestFlags(out, "kube-scheduler", nil, map[string]string{"emulated-version": ""})
 	if err != nil || strings.Contains(string(out), "emulated-version") || strings.Contains(string(out), "feature-gates") {
 		t.Errorf("got %v\n%s", err, out)
+	}
+}
+
+// crictl info of containerd 1.6 (no features, no handlers) and of
+// containerd 2.x (features, a default and a named handler).
+func TestParseCRIInfo(t *testing.T) {
+	old := `{"status":{"conditions":[]},"config":{}}`
+	v2 := `{"status":{},"features":{"supplemental_groups_policy":true,"user_namespaces_host_network":true},
+	  "runtimeHandlers":[{"features":{"recursive_read_only_mounts":true,"user_namespaces":true}},{"name":"runc","features":{"user_namespaces":true}},{"name":"test-handler","features":{}}]}`
+	for in, want := range map[string]fixtures.Runtime{old: {}, v2: {UserNamespacesHostNetwork: true, UserNamespaces: true}} {
+		got, err := parseCRIInfo([]byte(in))
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+	if _, err := parseCRIInfo([]byte("FATA[0000] connect: connection refused")); err == nil {
+		t.Error("a crictl error is not a report")
 	}
 }

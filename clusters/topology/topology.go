@@ -66,6 +66,9 @@ type Pool struct {
 	Count   int     `yaml:"count"`
 	Version string  `yaml:"version"`
 	Kubelet Kubelet `yaml:"kubelet,omitempty"`
+	// Runtime is the container runtime release of the pool's node image
+	// (fixtures.Runtimes); "" is fixtures.DefaultRuntime.
+	Runtime string `yaml:"runtime,omitempty"`
 }
 
 var shipped = clusters.Topologies
@@ -201,6 +204,9 @@ func (t *Topology) Validate() error {
 			}
 		}
 		p = append(p, checkKubelet(where+".kubelet", minor, pool.Kubelet)...)
+		if _, err := fixtures.RuntimeByName(pool.Runtime); err != nil {
+			add("%s.runtime: %v", where, err)
+		}
 	}
 	if len(p) > 0 {
 		return &ValidationError{Problems: p}
@@ -280,10 +286,59 @@ func (t *Topology) Pools() []Pool {
 	return append([]Pool{cp}, t.Workers...)
 }
 
-// Intent is the pool's kubelet in the oracle's terms.
+// Intent is the pool's kubelet in the oracle's terms, on what its
+// runtime release reports.
 func (p Pool) Intent() fixtures.Kubelet {
-	policy, _ := p.Kubelet.Config["cpuManagerPolicy"].(string)
-	return fixtures.Kubelet{Version: p.Version, Gates: p.Kubelet.FeatureGates, Runtime: fixtures.Runtime{CPUManagerPolicy: policy}}
+	rt := p.RuntimeRelease().Reports
+	rt.CPUManagerPolicy, _ = p.Kubelet.Config["cpuManagerPolicy"].(string)
+	return fixtures.Kubelet{Version: p.Version, Gates: p.Kubelet.FeatureGates, Runtime: rt}
+}
+
+// RuntimeRelease is the pool's container runtime (validated by Load).
+func (p Pool) RuntimeRelease() fixtures.RuntimeRelease {
+	r, _ := fixtures.RuntimeByName(p.Runtime)
+	return r
+}
+
+// NodeKind is what a node image is made for: a kubelet version and a runtime.
+type NodeKind struct {
+	Version kubeversion.Version
+	Runtime string // fixtures.Runtimes name; never ""
+}
+
+func (k NodeKind) String() string {
+	if k.Runtime == fixtures.DefaultRuntime {
+		return string(k.Version)
+	}
+	return string(k.Version) + "+" + k.Runtime
+}
+
+// Kind is the node image the pool's nodes run.
+func (p Pool) Kind() NodeKind {
+	return NodeKind{Version: p.PoolVersion(), Runtime: p.RuntimeRelease().Name}
+}
+
+// Kinds lists every node image the topology runs, in Versions order
+// (the default runtime first within a version).
+func (t *Topology) Kinds() []NodeKind {
+	set := map[NodeKind]bool{}
+	for _, pool := range t.Pools() {
+		set[pool.Kind()] = true
+	}
+	return slices.SortedFunc(maps.Keys(set), func(a, b NodeKind) int {
+		if c := kubeversion.Compare(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(runtimeRank(a), runtimeRank(b))
+	})
+}
+
+// runtimeRank sorts the default runtime first.
+func runtimeRank(k NodeKind) string {
+	if k.Runtime == fixtures.DefaultRuntime {
+		return ""
+	}
+	return k.Runtime
 }
 
 // APIServer is the control plane's kube-apiserver in the oracle's terms.

@@ -26,11 +26,14 @@ func TestDefaultTopologyShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if top.NodeCount() != 8 {
-		t.Errorf("skew-1.37 has %d nodes, want 8", top.NodeCount())
+	if top.NodeCount() != 10 {
+		t.Errorf("skew-1.37 has %d nodes, want 10", top.NodeCount())
 	}
 	if got := fmt.Sprint(top.Versions()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2]" {
 		t.Errorf("versions %s", got)
+	}
+	if got := fmt.Sprint(top.Kinds()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.37.2+containerd-2.4.2]" {
+		t.Errorf("node kinds %s", got)
 	}
 }
 
@@ -48,6 +51,8 @@ func TestValidationRefusesBadInput(t *testing.T) {
 	}{
 		{"unknown minor", "name: t\ncontrolPlane:\n  version: 1.39.0\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
 			"controlPlane.version 1.39.0: ndfq has no oracle for Kubernetes 1.39"},
+		{"unknown runtime", base + "  - {name: a, count: 1, version: 1.37.2, runtime: cri-o-1.30}\n",
+			`workers[0] (a).runtime: unknown runtime "cri-o-1.30": ndfq builds containerd-1.6, containerd-2.4.2`},
 		{"not a version", base + "  - {name: a, count: 1, version: latest}\n",
 			`workers[0] (a).version: "latest" is not a Kubernetes release version`},
 		{"kubelet newer than apiserver", "name: t\ncontrolPlane:\n  version: 1.36.3\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",

@@ -42,8 +42,8 @@ func imagesCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, v := range plan.Normalize().NodeVersions {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", v, res[v])
+			for _, k := range plan.Kinds() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", k, res[k])
 			}
 			return nil
 		},
@@ -101,6 +101,7 @@ func imagePlan(topologies []string, k8sVersion string, versions, controlPlanes [
 		tp := nodeimage.PlanFor(t)
 		p.NodeVersions = append(p.NodeVersions, tp.NodeVersions...)
 		p.ControlPlaneVersions = append(p.ControlPlaneVersions, tp.ControlPlaneVersions...)
+		p.Variants = append(p.Variants, tp.Variants...)
 	}
 	if err := parse(versions, &p.NodeVersions); err != nil {
 		return p, err

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 )
@@ -26,7 +29,7 @@ import (
 // placement and update claim stands on them.
 func (e *Env) PoolDeclarations(ctx context.Context, pool topology.Pool) []probes.Declaration {
 	GinkgoHelper()
-	all, err := probes.Declarations(ctx, probes.DeclarationsInput{Clientset: e.Clientset, PoolLabel: topology.PoolLabel})
+	all, err := probes.Declarations(ctx, probes.DeclarationsInput{Clientset: e.Clientset, PoolLabel: topology.PoolLabel, Runtimes: e.criReports()})
 	Expect(err).NotTo(HaveOccurred())
 	var out []probes.Declaration
 	for _, d := range all {
@@ -39,6 +42,51 @@ func (e *Env) PoolDeclarations(ctx context.Context, pool topology.Pool) []probes
 		Expect(d.Unreachable).To(BeEmpty(), "kubelet on %s (pool %s)", d.Node, pool.Name)
 	}
 	return out
+}
+
+// CRIReport is what the node's runtime reports over the CRI (crictl info),
+// read once per suite process: nothing in the suites restarts a runtime.
+func (e *Env) CRIReport(node string) fixtures.Runtime {
+	GinkgoHelper()
+	rt, ok := e.criReports()[node]
+	Expect(ok).To(BeTrue(), "no CRI report of node %s: %v", node, e.criErr)
+	return rt
+}
+
+// criReports reads every node's CRI report on first use.
+func (e *Env) criReports() map[string]fixtures.Runtime {
+	e.criOnce.Do(func() {
+		e.cri = map[string]fixtures.Runtime{}
+		list, err := e.Cluster.Provider.ListNodes(e.Cluster.Name)
+		if err != nil {
+			e.criErr = err
+			return
+		}
+		for _, n := range list {
+			rt, err := surgery.CRIReport(n)
+			if err != nil {
+				e.criErr = err
+				continue
+			}
+			e.cri[n.String()] = rt
+		}
+	})
+	return e.cri
+}
+
+// DescribeRuntime says which CRI features a runtime reports.
+func DescribeRuntime(rt fixtures.Runtime) string {
+	var on []string
+	for name, v := range map[string]bool{"userNamespacesHostNetwork": rt.UserNamespacesHostNetwork, "mountOptions": rt.MountOptions, "user namespaces": rt.UserNamespaces} {
+		if v {
+			on = append(on, name)
+		}
+	}
+	if len(on) == 0 {
+		return "no runtime features and no user namespaces"
+	}
+	sort.Strings(on)
+	return strings.Join(on, ", ")
 }
 
 // ExpectPoolDeclares is the precondition of placement and update claims:

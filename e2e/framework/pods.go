@@ -93,10 +93,11 @@ func (e *Env) PodsIn(ctx context.Context, ns string) []corev1.Pod {
 	return list.Items
 }
 
-// KubeletOutcome binds a pod that needs probe's feature, shaped to use its
-// rule (fixtures.RuleExercise), to the pool's first node past the
-// scheduler, and says what its kubelet did: PodFeatureUnsupported, the rule
-// honoured (the sibling restarted when main exited), or the rule ignored.
+// KubeletOutcome binds a pod that needs probe's feature, shaped by its
+// exercise, to the pool's first node past the scheduler, and says what its
+// kubelet did: PodFeatureUnsupported, its sandbox refused, or the feature
+// honoured or ignored (as the pod reports it, or, for a rule, whether the
+// sibling restarted when main exited).
 func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixtures.SchedulingProbe) (node, seen string, res probes.Admission) {
 	GinkgoHelper()
 	ns := e.Namespace(ctx, "kadm")
@@ -109,6 +110,9 @@ func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixt
 	Expect(err).NotTo(HaveOccurred())
 	if res.Rejected() || probe.Exercise == nil {
 		return node, res.Reason, res
+	}
+	if res.SandboxRefused != "" {
+		return node, claims.SandboxRefused, res
 	}
 	if probe.SelfReports {
 		Expect(res.Phase).To(Equal(corev1.PodSucceeded), "the exercise of %s on %s", probe.Feature, node)

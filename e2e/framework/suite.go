@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/progress"
 )
 
@@ -33,6 +35,10 @@ type Env struct {
 	Shared    Shared
 	Log       *progress.Logger
 	evidence  *evidence
+	// cri holds each node's CRI report (criReports), read once.
+	criOnce sync.Once
+	cri     map[string]fixtures.Runtime
+	criErr  error
 }
 
 // BringUp runs on the first process: images (cached), then the cluster.

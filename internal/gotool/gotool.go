@@ -55,9 +55,15 @@ func Env(dir string) []string {
 
 // Run runs go with args in dir; the error carries the output's tail.
 func Run(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	return RunEnv(ctx, dir, nil, stdin, args...)
+}
+
+// RunEnv is Run with extra environment entries, which win over Env's
+// (CGO_ENABLED=1 for a program that needs cgo).
+func RunEnv(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = Env(dir)
+	cmd.Env = append(Env(dir), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

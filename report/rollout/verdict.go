@@ -258,6 +258,10 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 			if len(d.Extra) > 0 {
 				add(DeclaredButNotEnabled, pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
 			}
+			if len(d.Undecided) > 0 {
+				g.Unchecked = append(g.Unchecked, Unchecked{Check: "runtime-features", Pool: pool,
+					Reason: fmt.Sprintf("%s runs %q, a runtime ndfq does not know: whether it must declare %v depends on what that runtime reports over the CRI, so those are unchecked", d.Node, d.Runtime, d.Undecided)})
+			}
 			if d.HeartbeatAge > t.Freshness {
 				ps.StaleNodes = append(ps.StaleNodes, d.Node)
 				add(StaleDeclarations, pool, d.Node, "lease last renewed %s ago (freshness %s): its declarations may be stale", d.HeartbeatAge.Round(time.Second), t.Freshness)
