@@ -31,7 +31,7 @@ func DeclarationsSpec(_ context.Context, inputGetter func() DeclarationsSpecInpu
 		}
 		It(claim, func(ctx SpecContext) {
 			for _, d := range e.PoolDeclarations(ctx, pool) {
-				framework.Record(report.Observation{Kind: report.KindDeclaration, Pool: pool.Name, Kubelet: d.KubeletVersion, Node: d.Node, Digest: d.Digest, Set: d.Declared, OK: d.Matches()})
+				framework.Record(report.Observation{Kind: report.KindDeclaration, Pool: pool.Name, Kubelet: d.KubeletVersion, Runtime: d.Runtime, Node: d.Node, Digest: d.Digest, Set: d.Declared, OK: d.Matches()})
 				Expect(d.Missing).To(BeEmpty(), "node %s (%s, kubelet %s) misses %v: declared %v, oracle %v for gates it reports", d.Node, pool.Name, d.KubeletVersion, d.Missing, d.Declared, d.Expected)
 				Expect(d.Extra).To(BeEmpty(), "node %s (%s, kubelet %s) declares %v beyond the oracle: declared %v, oracle %v", d.Node, pool.Name, d.KubeletVersion, d.Extra, d.Declared, d.Expected)
 				Expect(d.Published).To(Equal(len(d.Expected) > 0),

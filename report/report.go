@@ -26,6 +26,7 @@ type Observation struct {
 	Kind     string   `json:"kind"`
 	Pool     string   `json:"pool,omitempty"`
 	Kubelet  string   `json:"kubelet,omitempty"`
+	Runtime  string   `json:"runtime,omitempty"` // the node's containerRuntimeVersion
 	Node     string   `json:"node,omitempty"`
 	Feature  string   `json:"feature,omitempty"`
 	Expected string   `json:"expected,omitempty"`
@@ -84,11 +85,11 @@ func (s Summary) broken() []Observation {
 }
 
 type poolRow struct {
-	kubelet, digest, set string
-	refExp, refSeen      int
-	rejExp, rejSeen      int
-	placeOK, updOK       int
-	placeAll, updAll     int
+	kubelet, runtime, digest, set string
+	refExp, refSeen               int
+	rejExp, rejSeen               int
+	placeOK, updOK                int
+	placeAll, updAll              int
 }
 
 // Verdict is HOLD when a spec failed or a claim's observation did not
@@ -135,7 +136,7 @@ func (s Summary) Markdown(w io.Writer) error {
 		switch o.Kind {
 		case KindDeclaration:
 			r := row(o.Pool)
-			r.kubelet, r.digest = o.Kubelet, o.Digest
+			r.kubelet, r.runtime, r.digest = o.Kubelet, o.Runtime, o.Digest
 			r.set = strings.Join(o.Set, " ")
 			if r.set == "" {
 				r.set = "(none)"
@@ -190,10 +191,10 @@ func (s Summary) Markdown(w io.Writer) error {
 		}
 		p("\n")
 	}
-	p("## Pools\n\n| pool | kubelet | declared digest | declared set | refusals expected/seen | rejections expected/seen | placements as expected | updates as expected |\n|---|---|---|---|---|---|---|---|\n")
+	p("## Pools\n\n| pool | kubelet | runtime | declared digest | declared set | refusals expected/seen | rejections expected/seen | placements as expected | updates as expected |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, pool := range s.Pools {
 		r := row(pool)
-		p("| %s | %s | `%s` | %s | %d/%d | %d/%d | %d/%d | %d/%d |\n", pool, r.kubelet, r.digest, r.set, r.refExp, r.refSeen, r.rejExp, r.rejSeen, r.placeOK, r.placeAll, r.updOK, r.updAll)
+		p("| %s | %s | %s | `%s` | %s | %d/%d | %d/%d | %d/%d | %d/%d |\n", pool, r.kubelet, r.runtime, r.digest, r.set, r.refExp, r.refSeen, r.rejExp, r.rejSeen, r.placeOK, r.placeAll, r.updOK, r.updAll)
 	}
 	s.matrix(w)
 	if len(s.Skipped) > 0 {
