@@ -12,7 +12,7 @@ import (
 )
 
 // Conforms checks that the running cluster is the topology: node count,
-// each node's pool and kubelet version, and the gates every kubelet and
+// each node's pool, kubelet version and runtime, and the gates every kubelet and
 // the control-plane components were started with.
 func (c *Cluster) Conforms(ctx context.Context) error {
 	t := c.Topology
@@ -24,10 +24,8 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 	if len(list) != t.NodeCount() {
 		problems = append(problems, fmt.Sprintf("%d nodes, topology has %d", len(list), t.NodeCount()))
 	}
-	pools := map[string]topology.Pool{topology.ControlPlanePool: {
-		Name: topology.ControlPlanePool, Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet,
-	}}
-	for _, p := range t.Workers {
+	pools := map[string]topology.Pool{}
+	for _, p := range t.Pools() {
 		pools[p.Name] = p
 	}
 	kindNodes, err := c.Provider.ListNodes(c.Name)
@@ -43,6 +41,9 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 		}
 		if got := n.Status.NodeInfo.KubeletVersion; got != pool.PoolVersion().String() {
 			problems = append(problems, fmt.Sprintf("node %s (pool %s): kubelet %s, topology wants %s", n.Name, poolName, got, pool.PoolVersion()))
+		}
+		if got, want := n.Status.NodeInfo.ContainerRuntimeVersion, pool.RuntimeRelease().Version; got != want {
+			problems = append(problems, fmt.Sprintf("node %s (pool %s): runtime %s, topology wants %s", n.Name, poolName, got, want))
 		}
 		for _, kn := range kindNodes {
 			if kn.String() != n.Name {
