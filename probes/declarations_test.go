@@ -21,9 +21,9 @@ func TestRuntimeDecidesWhatIsExpected(t *testing.T) {
 		from               string
 		missing, extra, un []string
 	}{
-		{"containerd 2.4.2 by its release", "containerd://v2.4.2", nil, RuntimeRelease, nil, nil, nil},
-		{"containerd 1.6 by its release: the declaration is extra", "containerd://1.6.20~ds1", nil, RuntimeRelease, nil, []string{"UserNamespacesHostNetworkSupport"}, nil},
-		{"the CRI's own report wins over the release", "containerd://v2.4.2", map[string]fixtures.Runtime{"n": {}}, RuntimeCRI, nil, []string{"UserNamespacesHostNetworkSupport"}, nil},
+		{"containerd 2.4.2 by its release", "containerd://2.4.2", nil, RuntimeRelease, nil, nil, nil},
+		{"containerd 1.6 by its release: the declaration is extra", "containerd://1.6.20", nil, RuntimeRelease, nil, []string{"UserNamespacesHostNetworkSupport"}, nil},
+		{"the CRI's own report wins over the release", "containerd://2.4.2", map[string]fixtures.Runtime{"n": {}}, RuntimeCRI, nil, []string{"UserNamespacesHostNetworkSupport"}, nil},
 		{"an unknown runtime leaves both runtime features undecided", "cri-o://1.34.0", nil, RuntimeUnknown, nil, nil,
 			[]string{"UserNamespacesHostNetworkSupport", "VolumeBindMountOptions"}},
 	}

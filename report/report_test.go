@@ -12,7 +12,7 @@ import (
 func TestMarkdownGOAndHOLD(t *testing.T) {
 	s := Summary{Topology: "t", ControlPlane: "v1.37.2", Pools: []string{"a", "b"}, Counts: Counts{Passed: 3},
 		Observations: []Observation{
-			{Kind: KindDeclaration, Pool: "a", Kubelet: "v1.37.2", Runtime: "containerd://v2.4.2", Digest: "abc", Set: []string{"X", "Y"}, OK: true},
+			{Kind: KindDeclaration, Pool: "a", Kubelet: "v1.37.2", Runtime: "containerd://2.4.2", Digest: "abc", Set: []string{"X", "Y"}, OK: true},
 			{Kind: KindPlacement, Pool: "b", Expected: "refused", Seen: "refused", OK: true},
 			{Kind: KindUpdate, Pool: "b", Expected: "403", Seen: "403", OK: true},
 			{Kind: KindUpdate, Pool: "b", Expected: "200", Seen: "200", OK: true},
@@ -24,7 +24,7 @@ func TestMarkdownGOAndHOLD(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | containerd://v2.4.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  |  | `` |  | 1/1 | 1/1 | 1/1 | 2/2 |", "- F1: thing\n", "- [b/b1] stale\n", "- [a] took 6s"} {
+	for _, want := range []string{"# ndfq report: t — GO", "| a | v1.37.2 | containerd://2.4.2 | `abc` | X Y | 0/0 | 0/0 | 0/0 | 0/0 |", "| b |  |  | `` |  | 1/1 | 1/1 | 1/1 | 2/2 |", "- F1: thing\n", "- [b/b1] stale\n", "- [a] took 6s"} {
 		if !strings.Contains(out, want) && !strings.Contains(out+"\n", want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -29,14 +29,10 @@ import (
 // placement and update claim stands on them.
 func (e *Env) PoolDeclarations(ctx context.Context, pool topology.Pool) []probes.Declaration {
 	GinkgoHelper()
-	all, err := probes.Declarations(ctx, probes.DeclarationsInput{Clientset: e.Clientset, PoolLabel: topology.PoolLabel, Runtimes: e.criReports()})
+	// Only the pool's kubelets are asked (each costs two proxied requests).
+	out, err := probes.Declarations(ctx, probes.DeclarationsInput{Clientset: e.Clientset, PoolLabel: topology.PoolLabel,
+		Nodes: e.NodesOfPool(ctx, pool.Name), Runtimes: e.criReports()})
 	Expect(err).NotTo(HaveOccurred())
-	var out []probes.Declaration
-	for _, d := range all {
-		if d.Pool == pool.Name {
-			out = append(out, d)
-		}
-	}
 	Expect(out).To(HaveLen(pool.Count), "nodes of pool %s", pool.Name)
 	for _, d := range out {
 		Expect(d.Unreachable).To(BeEmpty(), "kubelet on %s (pool %s)", d.Node, pool.Name)
