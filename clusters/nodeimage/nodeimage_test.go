@@ -1,6 +1,7 @@
 package nodeimage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/gotool"
 )
 
@@ -153,6 +155,10 @@ func TestPlanForTopology(t *testing.T) {
 	if p.isControlPlane("v1.35.4") || !p.isControlPlane("v1.37.2") {
 		t.Error("only the control plane's version carries control-plane binaries")
 	}
+	// The base runtime's images for every version, and one variant for runtime-v2.
+	if got := fmt.Sprint(p.Kinds()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.37.2+containerd-2.4.2]" {
+		t.Errorf("node images %s", got)
+	}
 }
 
 func TestProgramNames(t *testing.T) {
@@ -227,5 +233,27 @@ func TestProbeImageRefusesDynamicBinaries(t *testing.T) {
 	err := WriteProbeImage(filepath.Join(t.TempDir(), "i.tar"), ProbeImageTag, "/bin/ls")
 	if err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 		t.Errorf("a dynamically linked binary: %v", err)
+	}
+}
+
+// Every runtime a topology may name has a build, and every binary of a
+// build has a place in the node.
+func TestEveryRuntimeHasABuild(t *testing.T) {
+	for _, r := range fixtures.Runtimes {
+		if r.Name == fixtures.DefaultRuntime {
+			continue // the base image's own
+		}
+		rb, err := runtimeBuildFor(r.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rb.programs {
+			if rb.dest[p.Name()] == "" {
+				t.Errorf("runtime %s: %s is built but put nowhere", r.Name, p.Name())
+			}
+		}
+	}
+	if _, err := runtimeBuildFor("cri-o-1.30"); err == nil || !strings.Contains(err.Error(), "builds exist for containerd-2.4.2") {
+		t.Errorf("an unknown runtime: %v", err)
 	}
 }

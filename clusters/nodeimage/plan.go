@@ -140,7 +140,8 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 			if k.Version != v {
 				continue
 			}
-			if spec.Runtime, spec.RuntimeFiles, err = b.runtimeFiles(ctx, k.Runtime); err != nil {
+			spec.Runtime = k.Runtime
+			if spec.RuntimeFiles, err = b.runtimeFiles(ctx, k.Runtime); err != nil {
 				return nil, err
 			}
 			if out[k], err = b.nodeImage(ctx, spec); err != nil {
@@ -152,16 +153,16 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 }
 
 // runtimeFiles builds a runtime's programs and says where each goes.
-func (b *Builder) runtimeFiles(ctx context.Context, name string) (string, map[string]string, error) {
+func (b *Builder) runtimeFiles(ctx context.Context, name string) (map[string]string, error) {
 	rb, err := runtimeBuildFor(name)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	bins, err := b.BuildPrograms(ctx, rb.programs)
 	if err != nil {
-		return "", nil, fmt.Errorf("runtime %s: %w", name, err)
+		return nil, fmt.Errorf("runtime %s: %w", name, err)
 	}
-	return name, rb.place(bins), nil
+	return rb.place(bins), nil
 }
 
 func otherKubelets(bins map[kubeversion.Version]map[string]string, v kubeversion.Version) map[kubeversion.Version]string {
