@@ -173,6 +173,7 @@ func runtimeOf(read map[string]fixtures.Runtime, d *Declaration) (fixtures.Runti
 	return fixtures.Runtime{}, RuntimeUnknown
 }
 
+// without is list less what drop has, in list's order.
 func without(list, drop []string) []string {
 	var out []string
 	for _, s := range list {
@@ -201,15 +202,5 @@ func kubeletCPUManagerPolicy(ctx context.Context, cs kubernetes.Interface, node 
 }
 
 func diff(expected, declared []string) (missing, extra []string) {
-	for _, e := range expected {
-		if !slices.Contains(declared, e) {
-			missing = append(missing, e)
-		}
-	}
-	for _, d := range declared {
-		if !slices.Contains(expected, d) {
-			extra = append(extra, d)
-		}
-	}
-	return missing, extra
+	return without(expected, declared), without(declared, expected)
 }
