@@ -17,6 +17,7 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -91,21 +92,10 @@ func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngrade
 				e.WaitLeaseRenewals(ctx, name, 2)
 				e.WaitDeclared(ctx, name, want)
 				framework.Record(report.Observation{Kind: report.KindMeasure, Pool: pool.Name, Node: name, OK: true,
-					Text: fmt.Sprintf("downgrade to %s: declared %s, then %s (dropped %s)", older, framework.DescribeSet(before), framework.DescribeSet(want), framework.DescribeSet(setMinus(before, want)))})
+					Text: fmt.Sprintf("downgrade to %s: declared %s, then %s (dropped %s)", older, framework.DescribeSet(before), framework.DescribeSet(want), framework.DescribeSet(probes.Without(before, want)))})
 				return
 			}
 			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "downgrade to "+older)
 		}, SpecTimeout(10*time.Minute))
 	}
-}
-
-// setMinus is what a has and b lacks.
-func setMinus(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }

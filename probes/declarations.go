@@ -151,7 +151,7 @@ func (d *Declaration) judge(rt fixtures.Runtime) {
 		d.Undecided = fixtures.RuntimeDependent(minor, effective)
 	}
 	d.Missing, d.Extra = diff(d.Expected, d.Declared)
-	d.Missing, d.Extra = without(d.Missing, d.Undecided), without(d.Extra, d.Undecided)
+	d.Missing, d.Extra = Without(d.Missing, d.Undecided), Without(d.Extra, d.Undecided)
 }
 
 // Where a node's runtime features came from.
@@ -173,8 +173,8 @@ func runtimeOf(read map[string]fixtures.Runtime, d *Declaration) (fixtures.Runti
 	return fixtures.Runtime{}, RuntimeUnknown
 }
 
-// without is list less what drop has, in list's order.
-func without(list, drop []string) []string {
+// Without is list less what drop has, in list's order.
+func Without(list, drop []string) []string {
 	var out []string
 	for _, s := range list {
 		if !slices.Contains(drop, s) {
@@ -202,5 +202,5 @@ func kubeletCPUManagerPolicy(ctx context.Context, cs kubernetes.Interface, node 
 }
 
 func diff(expected, declared []string) (missing, extra []string) {
-	return without(expected, declared), without(declared, expected)
+	return Without(expected, declared), Without(declared, expected)
 }
