@@ -84,12 +84,17 @@ func SlicePools(nodes []corev1.Node, label string) (pools map[string]string, sli
 func describePools(pools map[string][]string) string {
 	var parts []string
 	for _, p := range sortedPools(pools) {
-		nodes := append([]string(nil), pools[p]...)
-		sort.Strings(nodes)
-		if len(nodes) > 3 {
-			nodes = append(nodes[:3], fmt.Sprintf("and %d more", len(nodes)-3))
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", p, strings.Join(nodes, ", ")))
+		parts = append(parts, fmt.Sprintf("%s (%s)", p, NameNodes(pools[p])))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// NameNodes names nodes in a line: sorted, the first three, and how many more.
+func NameNodes(nodes []string) string {
+	nodes = append([]string(nil), nodes...)
+	sort.Strings(nodes)
+	if len(nodes) > 3 {
+		nodes = append(nodes[:3], fmt.Sprintf("and %d more", len(nodes)-3))
+	}
+	return strings.Join(nodes, ", ")
 }

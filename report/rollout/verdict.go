@@ -229,6 +229,7 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 		ps := PoolSummary{Pool: pool, StaleNodes: []string{}}
 		missing := 0
 		gateStates := map[string]bool{}
+		unknown := map[string][]probes.Declaration{} // runtime -> its nodes, where ndfq does not know it
 		for _, d := range byPool[pool] {
 			ps.Nodes++
 			ps.Kubelets = appendUniq(ps.Kubelets, d.KubeletVersion)
@@ -259,13 +260,25 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 				add(DeclaredButNotEnabled, pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
 			}
 			if len(d.Undecided) > 0 {
-				g.Unchecked = append(g.Unchecked, Unchecked{Check: "runtime-features", Pool: pool,
-					Reason: fmt.Sprintf("%s runs %q, a runtime ndfq does not know: whether it must declare %v depends on what that runtime reports over the CRI, so those are unchecked", d.Node, d.Runtime, d.Undecided)})
+				unknown[d.Runtime] = append(unknown[d.Runtime], d)
 			}
 			if d.HeartbeatAge > t.Freshness {
 				ps.StaleNodes = append(ps.StaleNodes, d.Node)
 				add(StaleDeclarations, pool, d.Node, "lease last renewed %s ago (freshness %s): its declarations may be stale", d.HeartbeatAge.Round(time.Second), t.Freshness)
 			}
+		}
+		// One line per pool and runtime: a fleet of unknown runtimes is not a line per node.
+		for _, rt := range slices.Sorted(maps.Keys(unknown)) {
+			var nodes, features []string
+			for _, d := range unknown[rt] {
+				nodes = append(nodes, d.Node)
+				for _, f := range d.Undecided {
+					features = appendUniq(features, f)
+				}
+			}
+			sort.Strings(features)
+			g.Unchecked = append(g.Unchecked, Unchecked{Check: "runtime-features", Pool: pool,
+				Reason: fmt.Sprintf("%s run %q, a runtime ndfq does not know: whether they must declare %v depends on what that runtime reports over the CRI, so those are unchecked", probes.NameNodes(nodes), rt, features)})
 		}
 		var states []string
 		for s := range gateStates {

@@ -345,3 +345,22 @@ func TestPoolDeclaresWhatEveryNodeDeclares(t *testing.T) {
 		t.Errorf("node a1's own set changed: %v", g.Nodes[0].Declared)
 	}
 }
+
+// Nodes on a runtime ndfq does not know leave its features unchecked: one
+// line per pool and runtime, naming the nodes, however many there are.
+func TestUnknownRuntimeIsOneLinePerPool(t *testing.T) {
+	run := soundRun()
+	a1 := run.Declarations[0]
+	a1.Runtime, a1.RuntimeFrom, a1.Undecided = "cri-o://1.34.0", probes.RuntimeUnknown, []string{"UserNamespacesHostNetworkSupport"}
+	a2 := a1
+	a2.Node, a2.Undecided = "a2", []string{"UserNamespacesHostNetworkSupport", "VolumeBindMountOptions"}
+	run.Declarations = append([]probes.Declaration{a1, a2}, run.Declarations[1:]...)
+	g := Evaluate(run, DefaultThresholds)
+	if g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 {
+		t.Fatalf("%s %v", g.Verdict, g.Unchecked)
+	}
+	want := `a1, a2 run "cri-o://1.34.0", a runtime ndfq does not know: whether they must declare [UserNamespacesHostNetworkSupport VolumeBindMountOptions]`
+	if u := g.Unchecked[0]; u.Check != "runtime-features" || u.Pool != "a" || !strings.HasPrefix(u.Reason, want) {
+		t.Errorf("%+v", u)
+	}
+}
