@@ -311,24 +311,25 @@ func aptInstall(ctx context.Context, log *progress.Logger, pkgs ...string) error
 // EnsureLibraries installs C libraries pkg-config cannot find from Debian
 // packages (pkg-config name -> package name).
 func EnsureLibraries(ctx context.Context, log *progress.Logger, libs map[string]string) error {
-	var pkgs []string
-	for lib, pkg := range libs {
-		if exec.CommandContext(ctx, "pkg-config", "--exists", lib).Run() != nil {
-			pkgs = append(pkgs, pkg)
-		}
-	}
-	if len(pkgs) == 0 {
-		return nil
-	}
-	return aptInstall(ctx, log, pkgs...)
+	return installMissing(ctx, log, libs, func(lib string) bool {
+		return exec.CommandContext(ctx, "pkg-config", "--exists", lib).Run() == nil
+	})
 }
 
 // EnsureTools installs missing host commands from Debian packages
 // (command name -> package name), e.g. debootstrap for the base image.
 func EnsureTools(ctx context.Context, log *progress.Logger, tools map[string]string) error {
+	return installMissing(ctx, log, tools, func(cmd string) bool {
+		_, err := exec.LookPath(cmd)
+		return err == nil
+	})
+}
+
+// installMissing apt-gets the package of every want that present denies.
+func installMissing(ctx context.Context, log *progress.Logger, wants map[string]string, present func(string) bool) error {
 	var pkgs []string
-	for cmd, pkg := range tools {
-		if _, err := exec.LookPath(cmd); err != nil {
+	for want, pkg := range wants {
+		if !present(want) {
 			pkgs = append(pkgs, pkg)
 		}
 	}
