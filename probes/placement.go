@@ -29,7 +29,7 @@ type Placement struct {
 // the scheduler marks it Unschedulable.
 func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (Placement, error) {
 	start := time.Now()
-	created, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+	created, err := createPod(ctx, cs, namespace, pod)
 	if err != nil {
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}
@@ -79,7 +79,7 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 	pod = pod.DeepCopy()
 	pod.Spec.NodeName = node
 	pod.Spec.Affinity = nil
-	if _, err := cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := createPod(ctx, cs, namespace, pod); err != nil {
 		return Admission{Pod: pod.Name, Node: node}, fmt.Errorf("create pod %s on %s: %w", pod.Name, node, err)
 	}
 	res := Admission{Pod: pod.Name, Node: node}

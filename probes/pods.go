@@ -1,14 +1,52 @@
 package probes
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
 )
+
+// createPod creates the pod. In a namespace made moments before, the
+// ServiceAccount admission plugin refuses every pod with a 403 until
+// kube-controller-manager has made the default ServiceAccount: no lack of
+// permission, so that refusal is retried (wait-api) and, if it lasts,
+// reported as what it is.
+func createPod(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (*corev1.Pod, error) {
+	var created *corev1.Pod
+	var last error
+	err := wait.Until(ctx, wait.API, "namespace "+namespace+" to admit pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
+		created, last = cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if noServiceAccountYet(last) {
+			return false, last.Error(), nil
+		}
+		return true, "", nil
+	})
+	switch {
+	case noServiceAccountYet(last):
+		// %v, not %w: this 403 must not read as a missing permission.
+		return nil, fmt.Errorf("namespace %s has no ServiceAccount default, which kube-controller-manager makes (is it running?): %v", namespace, last)
+	case last != nil:
+		return nil, last
+	case err != nil:
+		return nil, err
+	}
+	return created, nil
+}
+
+// noServiceAccountYet is the ServiceAccount admission plugin's refusal
+// (plugin/pkg/admission/serviceaccount: "error looking up service account").
+func noServiceAccountYet(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "error looking up service account")
+}
 
 // probePod is fixtures' pod shaped for any cluster: steered to the pool's
 // nodes, running the probe image's own entrypoint (a pause image: no

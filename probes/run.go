@@ -375,7 +375,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 	try := func(feature string, shape func(*corev1.Pod), started func(*corev1.Pod) bool, sub string, patch []byte) error {
 		pod := p.probePod(p.podName("u", pool, len(out)), steer, "", shape)
 		p.remember(pod.Name)
-		if _, err := p.cs.CoreV1().Pods(p.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if _, err := createPod(ctx, p.cs, p.ns, pod); err != nil {
 			if apierrors.IsForbidden(err) {
 				return &PermissionError{Verb: "create", Resource: "pods"}
 			}

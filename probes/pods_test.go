@@ -1,0 +1,54 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ndfq/ndfq/internal/wait"
+)
+
+// refusing makes pod creation fail with err the first n times.
+func refusing(n int, err error) *fake.Clientset {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if n == 0 {
+			return false, nil, nil
+		}
+		n--
+		return true, nil, err
+	})
+	return cs
+}
+
+// The words are the ServiceAccount admission plugin's.
+var noDefaultSA = apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p",
+	errors.New(`error looking up service account ns/default: serviceaccount "default" not found`))
+
+func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
+	t.Setenv(wait.EnvVar(wait.API), "2s,10ms")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	if _, err := createPod(context.Background(), refusing(3, noDefaultSA), "ns", pod); err != nil {
+		t.Fatalf("three refusals before the ServiceAccount exists: %v", err)
+	}
+
+	t.Setenv(wait.EnvVar(wait.API), "50ms,10ms")
+	_, err := createPod(context.Background(), refusing(1000, noDefaultSA), "ns", pod)
+	if err == nil || apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no ServiceAccount default") {
+		t.Fatalf("a lasting refusal must say the ServiceAccount is missing, not read as a 403: %v", err)
+	}
+
+	denied := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New(`User "u" cannot create resource "pods"`))
+	if _, err := createPod(context.Background(), refusing(1, denied), "ns", pod); !apierrors.IsForbidden(err) {
+		t.Fatalf("a missing permission is returned at once, as the 403 it is: %v", err)
+	}
+}
