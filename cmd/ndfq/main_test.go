@@ -58,6 +58,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"probe", "--intent", bad}, exitError, "--intent: "},
 		{[]string{"probe", "--intent", "nope"}, exitError, `--intent: no topology "nope"`},
 		{[]string{"report", "summary", "--junit", filepath.Join(t.TempDir(), "none.xml")}, exitError, "none.xml"},
+		{[]string{"report", "timing", "--top", "0"}, exitError, "--top 0: want 1 or more"},
+		{[]string{"report", "timing", "--json", bad}, exitError, "not a Ginkgo JSON report"},
 		{[]string{"report", "claims", "--topology", "alpha-1.35"}, exitOK, "not applicable: kube-apiserver has RestartAllContainersOnContainerExits off in this topology"},
 		{[]string{"report", "claims", "--topology", "alpha-1.35"}, exitOK, "topology alpha-1.35: 12 cells apply, 16 not applicable, 0 not covered"},
 		{[]string{"report", "claims", "-o", "markdown"}, exitOK, "| kubelet-admission · RestartAllContainersOnContainerExits | expect honoured | expect honoured | expect PodFeatureUnsupported |"},

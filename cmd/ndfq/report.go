@@ -36,7 +36,44 @@ func reportCommand() *cobra.Command {
 	}
 	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
 	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
-	return group("report", "Summaries of suite results, and the claims a topology makes", summary, claimsCommand())
+	return group("report", "Summaries of suite results, and the claims a topology makes", summary, claimsCommand(), timingCommand())
+}
+
+func timingCommand() *cobra.Command {
+	var jsonReport string
+	var top int
+	cmd := &cobra.Command{
+		Use:   "timing",
+		Short: "Print where a suite's time went, from its Ginkgo JSON report: the slowest specs and the serial and parallel sums",
+		Args:  noArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			if top < 1 {
+				return fmt.Errorf("--top %d: want 1 or more", top)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := report.ReadTiming(jsonReport)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintln(out, "| spec | seconds | serial |\n|---|---|---|")
+			for _, s := range t.Specs[:min(top, len(t.Specs))] {
+				name := s.Name
+				if r := []rune(name); len(r) > 120 { // a spec's full text can run to 300 characters
+					name = string(r[:120]) + "…"
+				}
+				fmt.Fprintf(out, "| %s | %.0f | %t |\n", name, s.Took.Seconds(), s.Serial)
+			}
+			fmt.Fprintf(out, "\n%d specs ran: %.0f s of serial specs, %.0f s of parallel ones; the suite took %.0f s\n",
+				len(t.Specs), t.SerialSum.Seconds(), t.ParallSum.Seconds(), t.Wall.Seconds())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&jsonReport, "json", "_artifacts/report.json", "Ginkgo --json-report file")
+	cmd.Flags().IntVar(&top, "top", 15, "how many of the slowest specs to list")
+	return cmd
 }
 
 func claimsCommand() *cobra.Command {
