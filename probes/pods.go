@@ -32,14 +32,22 @@ func createPod(ctx context.Context, cs kubernetes.Interface, namespace string, p
 	})
 	switch {
 	case noServiceAccountYet(last):
-		// %v, not %w: this 403 must not read as a missing permission.
-		return nil, fmt.Errorf("namespace %s has no ServiceAccount default, which kube-controller-manager makes (is it running?): %v", namespace, last)
+		return nil, &NoServiceAccountError{Namespace: namespace, Refusal: last.Error()}
 	case last != nil:
 		return nil, last
 	case err != nil:
 		return nil, err
 	}
 	return created, nil
+}
+
+// NoServiceAccountError is a namespace whose default ServiceAccount did
+// not appear in time. It keeps the 403's words, not the 403 itself: it
+// must not read as a missing permission.
+type NoServiceAccountError struct{ Namespace, Refusal string }
+
+func (e *NoServiceAccountError) Error() string {
+	return fmt.Sprintf("namespace %s has no ServiceAccount default, which kube-controller-manager makes (is it running?): %s", e.Namespace, e.Refusal)
 }
 
 // noServiceAccountYet is the ServiceAccount admission plugin's refusal
