@@ -88,17 +88,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 
 	// Where the default scheduler refuses a pod that needs the feature, a
 	// second one without the plugin binds it: the probe must name it.
-	var refusing []string
-	whyNot := "no pool lacks " + restartAll + " in this topology"
-	for _, c := range claims.Matrix(t) {
-		if c.Kind == claims.Placement && c.Feature == restartAll {
-			if c.Expect == claims.Refused {
-				refusing = append(refusing, c.Pool)
-			} else if !c.Applies() {
-				whyNot = c.NotApplicable
-			}
-		}
-	}
+	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
 	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", func(ctx SpecContext) {
 		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
 		By("loading ndfq's own image (make probe-image) into every node")

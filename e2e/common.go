@@ -44,3 +44,21 @@ func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 func notApplicable(text, reason string, args ...any) {
 	It(text+": not applicable", append(args, func() { Skip("not applicable: " + reason) })...)
 }
+
+// refusedPools are the pools where the default scheduler must refuse a
+// pod that needs feature; whyNot says why there are none (a pool that
+// lacks it but whose cell does not apply, or none lacking it at all).
+func refusedPools(cells []claims.Cell, feature string) (pools []string, whyNot string) {
+	whyNot = "no pool lacks " + feature + " in this topology"
+	for _, c := range cells {
+		if c.Kind != claims.Placement || c.Feature != feature {
+			continue
+		}
+		if c.Expect == claims.Refused {
+			pools = append(pools, c.Pool)
+		} else if !c.Applies() {
+			whyNot = c.NotApplicable
+		}
+	}
+	return pools, whyNot
+}

@@ -18,6 +18,16 @@ import (
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology)}
+	for i, x := range suiteTopology.ControlPlane.ExtraSchedulers {
+		sep := ", "
+		if i == 0 {
+			sep = " with extra schedulers "
+		}
+		s.ControlPlane += sep + x.Name
+		if x.IgnoresDeclarations {
+			s.ControlPlane += " (NodeDeclaredFeatures plugin disabled)"
+		}
+	}
 	for _, p := range suiteTopology.Pools() {
 		s.Pools = append(s.Pools, p.Name)
 	}

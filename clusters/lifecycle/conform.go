@@ -58,10 +58,20 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 			if poolName != topology.ControlPlanePool {
 				continue
 			}
-			for comp, want := range map[string]map[string]bool{
+			components := map[string]map[string]bool{
 				"kube-apiserver": t.ControlPlane.APIServer.FeatureGates,
 				"kube-scheduler": t.ControlPlane.Scheduler.FeatureGates,
-			} {
+			}
+			for _, s := range t.ControlPlane.ExtraSchedulers {
+				components[s.Name] = s.FeatureGates
+				switch ok, err := surgery.ExtraSchedulerConfigured(kn, s); {
+				case err != nil:
+					problems = append(problems, fmt.Sprintf("extra scheduler %s: %v", s.Name, err))
+				case !ok:
+					problems = append(problems, fmt.Sprintf("extra scheduler %s: its profile is not the topology's (ignoresDeclarations %t)", s.Name, s.IgnoresDeclarations))
+				}
+			}
+			for comp, want := range components {
 				got, err := surgery.StaticPodGates(kn, comp)
 				if err != nil {
 					problems = append(problems, err.Error())

@@ -189,6 +189,12 @@ func (c *Cluster) create(ctx context.Context, raw []byte, artifacts string, log 
 	done = log.Step("wait for %d nodes Ready", c.NodeCount())
 	err = c.WaitNodesReady(ctx)
 	done(err)
+	if err != nil || c.Topology == nil || len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
+		return err
+	}
+	done = log.Step("extra schedulers %s", c.Topology.ExtraSchedulerNames())
+	err = c.startExtraSchedulers(ctx)
+	done(err)
 	return err
 }
 

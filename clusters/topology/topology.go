@@ -44,7 +44,29 @@ type ControlPlane struct {
 	APIServer Component `yaml:"apiServer,omitempty"`
 	Scheduler Component `yaml:"scheduler,omitempty"`
 	Kubelet   Kubelet   `yaml:"kubelet,omitempty"`
+	// ExtraSchedulers run beside the default kube-scheduler, as a platform
+	// team runs one for batch or legacy workloads.
+	ExtraSchedulers []ExtraScheduler `yaml:"extraSchedulers,omitempty"`
 }
+
+// ExtraScheduler is a second kube-scheduler of the control plane's own
+// binary, a static pod on the control-plane node with one profile: pods
+// whose spec.schedulerName is Name are placed by it alone.
+type ExtraScheduler struct {
+	Name string `yaml:"name"`
+	// IgnoresDeclarations disables the NodeDeclaredFeatures plugin in its
+	// profile: a scheduler that predates declarations or was configured
+	// without them binds a pod to a node lacking what the pod needs.
+	IgnoresDeclarations bool            `yaml:"ignoresDeclarations,omitempty"`
+	FeatureGates        map[string]bool `yaml:"featureGates,omitempty"`
+}
+
+// DefaultSchedulerName is the default kube-scheduler's profile.
+const DefaultSchedulerName = "default-scheduler"
+
+// reservedStaticPods are the control plane's own static pods, whose
+// manifest names an extra scheduler must not take.
+var reservedStaticPods = []string{DefaultSchedulerName, "kube-scheduler", "kube-apiserver", "kube-controller-manager", "etcd"}
 
 // Component is a control-plane component's flags.
 type Component struct {
@@ -168,6 +190,7 @@ func (t *Topology) Validate() error {
 		p = append(p, checkComponent("controlPlane.apiServer", cpMinor, t.ControlPlane.APIServer)...)
 		p = append(p, checkComponent("controlPlane.scheduler", cpMinor, t.ControlPlane.Scheduler)...)
 		p = append(p, checkKubelet("controlPlane.kubelet", cpMinor, t.ControlPlane.Kubelet)...)
+		p = append(p, checkExtraSchedulers(cpMinor, t.ControlPlane.ExtraSchedulers)...)
 	}
 	if len(t.Workers) == 0 {
 		add("workers: at least one pool is needed")
@@ -243,6 +266,27 @@ func checkComponent(where, minor string, c Component) []string {
 	}
 	for _, problem := range fixtures.CheckGates(m, c.FeatureGates) {
 		p = append(p, where+".featureGates: "+problem)
+	}
+	return p
+}
+
+func checkExtraSchedulers(minor string, extra []ExtraScheduler) []string {
+	var p []string
+	seen := map[string]bool{}
+	for i, s := range extra {
+		where := fmt.Sprintf("controlPlane.extraSchedulers[%d]", i)
+		switch {
+		case !dnsLabel.MatchString(s.Name):
+			p = append(p, fmt.Sprintf("%s: name %q must be a short DNS label (it is the schedulerName and the static pod's name)", where, s.Name))
+		case slices.Contains(reservedStaticPods, s.Name):
+			p = append(p, fmt.Sprintf("%s: name %q is the default scheduler's or a control-plane static pod's", where, s.Name))
+		case seen[s.Name]:
+			p = append(p, fmt.Sprintf("%s: schedulerName %q is used twice", where, s.Name))
+		}
+		seen[s.Name] = true
+		for _, problem := range fixtures.CheckGates(minor, s.FeatureGates) {
+			p = append(p, where+".featureGates: "+problem)
+		}
 	}
 	return p
 }
@@ -349,6 +393,15 @@ func (t *Topology) Scheduler() fixtures.Component { return t.component(t.Control
 
 func (t *Topology) component(c Component) fixtures.Component {
 	return fixtures.Component{Version: t.ControlPlane.Version, Gates: c.FeatureGates, EmulatedVersion: c.ExtraArgs["emulated-version"]}
+}
+
+// ExtraSchedulerNames are the extra schedulers' schedulerNames.
+func (t *Topology) ExtraSchedulerNames() []string {
+	var out []string
+	for _, s := range t.ControlPlane.ExtraSchedulers {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // NodeCount is the number of nodes, control plane included.

@@ -79,6 +79,16 @@ func TestValidationRefusesBadInput(t *testing.T) {
 		{"gates through extraArgs", "name: t\ncontrolPlane:\n  version: 1.37.2\n  scheduler: {extraArgs: {feature-gates: A=true}}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
 			"controlPlane.scheduler.extraArgs: set feature-gates through controlPlane.scheduler.featureGates"},
 		{"empty file", "", "empty topology file"},
+		{"extra scheduler named as the default", extra("{name: default-scheduler}"),
+			`controlPlane.extraSchedulers[0]: name "default-scheduler" is the default scheduler's or a control-plane static pod's`},
+		{"extra scheduler named twice", extra("{name: batch}, {name: batch, ignoresDeclarations: true}"),
+			`controlPlane.extraSchedulers[1]: schedulerName "batch" is used twice`},
+		{"extra scheduler not a DNS label", extra("{name: Batch_1}"),
+			`controlPlane.extraSchedulers[0]: name "Batch_1" must be a short DNS label`},
+		{"extra scheduler with a locked gate", extra("{name: batch, featureGates: {NodeDeclaredFeatures: false}}"),
+			"controlPlane.extraSchedulers[0].featureGates: cannot set feature gate NodeDeclaredFeatures to false"},
+		{"extra scheduler field misspelt", extra("{name: batch, ignoreDeclarations: true}"),
+			"field ignoreDeclarations not found in type topology.ExtraScheduler"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,6 +101,11 @@ func TestValidationRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// extra is a valid topology with these controlPlane.extraSchedulers.
+func extra(list string) string {
+	return "name: t\ncontrolPlane:\n  version: 1.37.2\n  extraSchedulers: [" + list + "]\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n"
 }
 
 func TestKubeletSkewPolicy(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
@@ -24,7 +23,7 @@ import (
 // control plane's own image, with one profile per name: true keeps the
 // NodeDeclaredFeatures plugin, false disables it (a scheduler that
 // predates or ignores declarations).
-type SecondScheduler map[string]bool
+type SecondScheduler = surgery.SchedulerProfiles
 
 // RunSecondScheduler starts it as a pod on the control-plane node, with
 // the default scheduler's kubeconfig, and removes it at cleanup.
@@ -55,14 +54,6 @@ func RunScheduler(ctx context.Context, cs kubernetes.Interface, in SchedulerInpu
 	Expect(err).NotTo(HaveOccurred())
 	Expect(static.Items).NotTo(BeEmpty(), "the default kube-scheduler static pod")
 	def := static.Items[0]
-	config := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
-		"clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf, qps: 500, burst: 1000}\nleaderElection: {leaderElect: false}\nprofiles:\n"
-	for _, profile := range slices.Sorted(maps.Keys(in.Profiles)) {
-		config += fmt.Sprintf("- schedulerName: %s\n", profile)
-		if !in.Profiles[profile] {
-			config += "  plugins: {multiPoint: {disabled: [{name: NodeDeclaredFeatures}]}}\n"
-		}
-	}
 	args := []string{"kube-scheduler", "--config=/etc/ndfq/config.yaml", "--secure-port=0"}
 	if in.MetricsPort != 0 {
 		args = []string{"kube-scheduler", "--config=/etc/ndfq/config.yaml", fmt.Sprintf("--secure-port=%d", in.MetricsPort),
@@ -71,7 +62,7 @@ func RunScheduler(ctx context.Context, cs kubernetes.Interface, in SchedulerInpu
 	if in.FeatureGates != "" {
 		args = append(args, "--feature-gates="+in.FeatureGates)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"config.yaml": config}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"config.yaml": string(in.Profiles.Config(500))}}
 	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	file := corev1.HostPathFile
@@ -84,12 +75,12 @@ func RunScheduler(ctx context.Context, cs kubernetes.Interface, in SchedulerInpu
 				Name: "kube-scheduler", Image: def.Spec.Containers[0].Image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command: args,
 				VolumeMounts: []corev1.VolumeMount{
-					{Name: "kubeconfig", MountPath: "/etc/kubernetes/scheduler.conf", ReadOnly: true},
+					{Name: "kubeconfig", MountPath: surgery.SchedulerKubeconfig, ReadOnly: true},
 					{Name: "config", MountPath: "/etc/ndfq", ReadOnly: true},
 				},
 			}},
 			Volumes: []corev1.Volume{
-				{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/scheduler.conf", Type: &file}}},
+				{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: surgery.SchedulerKubeconfig, Type: &file}}},
 				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
 			},
 		},
