@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -18,15 +19,15 @@ import (
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology)}
-	for i, x := range suiteTopology.ControlPlane.ExtraSchedulers {
-		sep := ", "
-		if i == 0 {
-			sep = " with extra schedulers "
-		}
-		s.ControlPlane += sep + x.Name
+	var extra []string
+	for _, x := range suiteTopology.ControlPlane.ExtraSchedulers {
 		if x.IgnoresDeclarations {
-			s.ControlPlane += " (NodeDeclaredFeatures plugin disabled)"
+			x.Name += " (NodeDeclaredFeatures plugin disabled)"
 		}
+		extra = append(extra, x.Name)
+	}
+	if len(extra) > 0 {
+		s.ControlPlane += " with extra schedulers " + strings.Join(extra, ", ")
 	}
 	for _, p := range suiteTopology.Pools() {
 		s.Pools = append(s.Pools, p.Name)
