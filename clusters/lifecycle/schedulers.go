@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/surgery"
@@ -15,31 +16,26 @@ import (
 // pods on the control-plane node and waits (wait-pod-running) until each
 // mirror pod runs.
 func (c *Cluster) startExtraSchedulers(ctx context.Context) error {
-	extra := c.Topology.ControlPlane.ExtraSchedulers
-	if len(extra) == 0 {
-		return nil
-	}
 	cpName := kindconfig.NodeName(c.Name, "control-plane", 0)
 	cp, err := c.KindNode(cpName)
 	if err != nil {
 		return err
 	}
+	extra := c.Topology.ControlPlane.ExtraSchedulers
 	for _, s := range extra {
 		if err := surgery.StartExtraScheduler(cp, s); err != nil {
 			return fmt.Errorf("extra scheduler %s: %w", s.Name, err)
 		}
 	}
+	cs, err := kubernetes.NewForConfig(c.Client.RESTConfig())
+	if err != nil {
+		return err
+	}
+	// Running is enough: the extra schedulers have no readiness probe.
+	running := func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning }
 	for _, s := range extra {
-		mirror := s.Name + "-" + cpName
-		err := wait.Until(ctx, wait.PodRunning, "extra scheduler "+mirror+" running", func(ctx context.Context) (bool, string, error) {
-			var pod corev1.Pod
-			if err := c.Client.Resources("kube-system").Get(ctx, mirror, "kube-system", &pod); err != nil {
-				return false, err.Error(), nil
-			}
-			return pod.Status.Phase == corev1.PodRunning, string(pod.Status.Phase), nil
-		})
-		if err != nil {
-			return err
+		if _, err := wait.ForPodStarted(ctx, cs, "kube-system", s.Name+"-"+cpName, running); err != nil {
+			return fmt.Errorf("extra scheduler %s: %w", s.Name, err)
 		}
 	}
 	return nil

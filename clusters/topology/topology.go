@@ -284,9 +284,7 @@ func checkExtraSchedulers(minor string, extra []ExtraScheduler) []string {
 			p = append(p, fmt.Sprintf("%s: schedulerName %q is used twice", where, s.Name))
 		}
 		seen[s.Name] = true
-		for _, problem := range fixtures.CheckGates(minor, s.FeatureGates) {
-			p = append(p, where+".featureGates: "+problem)
-		}
+		p = append(p, checkComponent(where, minor, Component{FeatureGates: s.FeatureGates})...)
 	}
 	return p
 }
