@@ -52,3 +52,36 @@ func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 		t.Fatalf("a missing permission is returned at once, as the 403 it is: %v", err)
 	}
 }
+
+// The probe's cleanup waits until its pods are gone from their nodes: a
+// drain right after it must not find them (stop 22's CI failure). Pods
+// still there after wait-namespace-gone are said, and cleanup ends.
+func TestCleanupWaitsForThePodsToGo(t *testing.T) {
+	t.Setenv(wait.EnvVar(wait.NamespaceGone), "300ms,10ms")
+	pod := func(name string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}} }
+	lingering := 3 // gets of pod b that still find it after its deletion
+	cs := fake.NewClientset(pod("a"), pod("b"))
+	cs.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.GetAction).GetName() == "b" && lingering > 0 {
+			lingering--
+			return true, pod("b"), nil
+		}
+		return false, nil, nil
+	})
+	var said []string
+	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{Progress: func(f string, args ...any) { said = append(said, f) }}}
+	p.deleteCreated(context.Background())
+	if lingering != 0 {
+		t.Errorf("cleanup ended while pod b was still there (%d gets left)", lingering)
+	}
+	if strings.Contains(strings.Join(said, "\n"), "not gone") {
+		t.Errorf("said %q for pods that went", said)
+	}
+
+	lingering, said = 1<<30, nil
+	cs.Tracker().Add(pod("b"))
+	p.deleteCreated(context.Background())
+	if !strings.Contains(strings.Join(said, "\n"), "not gone") {
+		t.Errorf("a pod that stays must be said: %q", said)
+	}
+}

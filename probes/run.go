@@ -278,6 +278,7 @@ func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err e
 		defer cancel()
 		p.say("removing namespace %s", ns.Name)
 		_ = p.cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
+		p.waitPodsGone(cctx)
 	}
 	if err := wait.ForDefaultServiceAccount(ctx, p.cs, ns.Name); err != nil {
 		done()
@@ -291,10 +292,35 @@ func (p *prober) deleteCreated(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
 	defer cancel()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.say("deleting %d probe pods from namespace %s", len(p.created), p.ns)
-	for _, name := range p.created {
+	created := slices.Clone(p.created)
+	p.mu.Unlock()
+	p.say("deleting %d probe pods from namespace %s", len(created), p.ns)
+	for _, name := range created {
 		_ = p.cs.CoreV1().Pods(p.ns).Delete(cctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+	}
+	p.waitPodsGone(cctx)
+}
+
+// waitPodsGone waits (wait-namespace-gone) until the run's pods are gone
+// from their nodes, as kubectl delete waits: a drain or a kubelet restart
+// right after the probe must not find them there. A namespace's deletion
+// leaves its pods running until its controller gets to them. Not seeing
+// them go is said, not an error: the verdict stands.
+func (p *prober) waitPodsGone(ctx context.Context) {
+	p.mu.Lock()
+	left := slices.Clone(p.created)
+	p.mu.Unlock()
+	err := wait.Until(ctx, wait.NamespaceGone, fmt.Sprintf("%d probe pods gone from namespace %s", len(left), p.ns), func(ctx context.Context) (bool, string, error) {
+		for len(left) > 0 {
+			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, left[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("%d left, %s among them", len(left), left[0]), nil
+			}
+			left = left[1:]
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		p.say("probe pods not gone yet: %v", err)
 	}
 }
 

@@ -56,30 +56,9 @@ type DropInput struct {
 // capacity check fails. The node stays cordoned: the caller uncordons
 // once the node's declarations show the loss.
 func DropKubeletFeatures(ctx context.Context, in DropInput) (map[string]bool, error) {
-	pods, err := in.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", in.NodeName).String()})
+	needing, dependents, err := dependentPods(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("list pods on %s: %w", in.NodeName, err)
-	}
-	needing := map[string][]corev1.Pod{}
-	var dependents []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
-			continue
-		}
-		needs, err := fixtures.PodNeeds(&p, in.ControlPlaneVersion)
-		if err != nil {
-			return nil, err
-		}
-		hit := false
-		for _, f := range in.Losing {
-			if slices.Contains(needs, f) {
-				needing[f] = append(needing[f], p)
-				hit = true
-			}
-		}
-		if hit {
-			dependents = append(dependents, p)
-		}
+		return nil, err
 	}
 	for _, f := range slices.Sorted(maps.Keys(needing)) {
 		ok, err := otherNodeDeclares(ctx, in.Clientset, in.NodeName, f)
@@ -130,6 +109,47 @@ func move(ctx context.Context, in DropInput, p *corev1.Pod) error {
 	}
 	in.Log.Printf("moved %s/%s to %s/%s", p.Namespace, p.Name, repl.Namespace, repl.Name)
 	return nil
+}
+
+// dependentPods are the node's pods that need a feature it loses, by
+// feature. Pods on their way out are not: finished, being deleted, or in a
+// namespace being deleted (its controller deletes them, and no
+// replacement could be made there). A probe run's namespace is such a
+// one for a while after the probe ends.
+func dependentPods(ctx context.Context, in DropInput) (needing map[string][]corev1.Pod, dependents []corev1.Pod, err error) {
+	pods, err := in.Clientset.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", in.NodeName).String()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list pods on %s: %w", in.NodeName, err)
+	}
+	namespaces, err := in.Clientset.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	terminating := map[string]bool{}
+	for _, ns := range namespaces.Items {
+		terminating[ns.Name] = ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating
+	}
+	needing = map[string][]corev1.Pod{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil || terminating[p.Namespace] {
+			continue
+		}
+		needs, err := fixtures.PodNeeds(&p, in.ControlPlaneVersion)
+		if err != nil {
+			return nil, nil, err
+		}
+		hit := false
+		for _, f := range in.Losing {
+			if slices.Contains(needs, f) {
+				needing[f] = append(needing[f], p)
+				hit = true
+			}
+		}
+		if hit {
+			dependents = append(dependents, p)
+		}
+	}
+	return needing, dependents, nil
 }
 
 // otherNodeDeclares is whether some other Ready, schedulable node declares feature.

@@ -96,12 +96,19 @@ func TestReportSummaryExitCodes(t *testing.T) {
 		return p
 	}
 	passed := write("pass.xml", `<testsuites><testsuite><testcase name="[It] a" status="passed"></testcase></testsuite></testsuites>`)
-	failed := write("fail.xml", `<testsuites><testsuite><testcase name="[It] a" status="failed"><failure></failure></testcase></testsuite></testsuites>`)
+	failed := write("fail.xml", `<testsuites><testsuite><testcase name="[It] a" status="failed"><failure message="Unexpected error:&#xA;    restart kubelet: exit status 1"></failure>`+
+		`<system-err>  STEP: the safe order&#xA;  n-1: restarting its kubelet&#xA;  [FAILED] in [It]&#xA;  STEP: restore&#xA;</system-err></testcase></testsuite></testsuites>`)
 	none := write("none.xml", `<testsuites><testsuite><testcase name="[It] a" status="skipped"><skipped></skipped></testcase></testsuite></testsuites>`)
 	for path, want := range map[string]int{passed: exitOK, failed: exitVerdict, none: exitIncomplete} {
 		var out, errOut bytes.Buffer
 		if code := run(context.Background(), []string{"report", "summary", "--junit", path}, &out, &errOut); code != want {
 			t.Errorf("%s: exit %d, want %d (%s%s)", filepath.Base(path), code, want, out.String(), errOut.String())
+		}
+		if path == failed {
+			want := "FAILED [It] a\n  Unexpected error:\n      restart kubelet: exit status 1\n  | STEP: the safe order\n  | n-1: restarting its kubelet\ne2e: 0 passed, 1 failed, 0 skipped\n"
+			if out.String() != want {
+				t.Errorf("summary of a failure:\n%s\nwant:\n%s", out.String(), want)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -15,20 +16,41 @@ import (
 
 func reportCommand() *cobra.Command {
 	var junit, label string
+	var shown, logLines int
 	summary := &cobra.Command{
 		Use:   "summary",
-		Short: "Print a JUnit file's closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed, 3 when nothing passed",
-		Args:  noArgs,
+		Short: "Print why a JUnit file's specs failed, then its closing count: 'LABEL: N passed, N failed, N skipped'; exit 1 when anything failed, 3 when nothing passed",
+		Long: "Print why a JUnit file's specs failed, then its closing count.\n\n" +
+			"For each of the first --failures specs that did not pass: its name, its failure message and the last --log-lines lines it wrote " +
+			"before failing, so that the end of a CI log says what broke. The last line is always the count.",
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := report.CountJUnit(junit)
+			if shown < 0 || logLines < 0 {
+				return fmt.Errorf("--failures and --log-lines can't be negative")
+			}
+			j, err := report.ReadJUnit(junit, logLines)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", label, c)
+			out := cmd.OutOrStdout()
+			for i, f := range j.Failures {
+				if i == shown {
+					fmt.Fprintf(out, "(%d more failed: see %s)\n", len(j.Failures)-shown, junit)
+					break
+				}
+				fmt.Fprintf(out, "FAILED %s\n", clip(f.Spec, 240))
+				for _, l := range firstLines(f.Message, 8) {
+					fmt.Fprintf(out, "  %s\n", clip(l, 240))
+				}
+				for _, l := range f.LogTail {
+					fmt.Fprintf(out, "  | %s\n", clip(l, 240))
+				}
+			}
+			fmt.Fprintf(out, "%s: %s\n", label, j.Counts)
 			switch {
-			case c.Failed > 0:
+			case j.Failed > 0:
 				return errSilentFailure
-			case c.Passed == 0:
+			case j.Passed == 0:
 				return errIncomplete
 			}
 			return nil
@@ -36,7 +58,31 @@ func reportCommand() *cobra.Command {
 	}
 	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
 	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
+	summary.Flags().IntVar(&shown, "failures", 3, "failed specs to explain before the count")
+	summary.Flags().IntVar(&logLines, "log-lines", 6, "lines of each failed spec's timeline before its failure")
 	return group("report", "Summaries of suite results, and the claims a topology makes", summary, claimsCommand(), timingCommand())
+}
+
+// firstLines is s's first n non-empty lines, saying how many were left out.
+func firstLines(s string, n int) []string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		return append(lines[:n], fmt.Sprintf("(%d more lines)", len(lines)-n))
+	}
+	return lines
+}
+
+// clip shortens s to n runes, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func timingCommand() *cobra.Command {
