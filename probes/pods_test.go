@@ -58,7 +58,9 @@ func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 // still there after wait-namespace-gone are said, and cleanup ends.
 func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 	t.Setenv(wait.EnvVar(wait.NamespaceGone), "300ms,10ms")
-	pod := func(name string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}} }
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	}
 	lingering := 3 // gets of pod b that still find it after its deletion
 	cs := fake.NewClientset(pod("a"), pod("b"))
 	cs.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
