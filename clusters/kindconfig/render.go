@@ -36,13 +36,14 @@ type Options struct {
 
 // NodeName is the name kind gives the i-th (0-based) node of a role.
 func NodeName(cluster string, role v1alpha4.NodeRole, i int) string {
+	prefix := cluster + "-worker"
 	if role == v1alpha4.ControlPlaneRole {
-		return cluster + "-control-plane"
+		prefix = cluster + "-control-plane"
 	}
 	if i == 0 {
-		return cluster + "-worker"
+		return prefix
 	}
-	return fmt.Sprintf("%s-worker%d", cluster, i+1)
+	return fmt.Sprintf("%s%d", prefix, i+1)
 }
 
 // Render returns the kind configuration for t and writes any patch files.
@@ -57,21 +58,29 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 	if !ok {
 		return nil, fmt.Errorf("no node image for control plane %s", cp)
 	}
-	cpNode := v1alpha4.Node{
-		Role:   v1alpha4.ControlPlaneRole,
-		Image:  cpImage,
-		Labels: map[string]string{topology.PoolLabel: topology.ControlPlanePool},
-		ExtraPortMappings: []v1alpha4.PortMapping{{
-			ContainerPort: SchedulerMetricsPort, HostPort: 0, ListenAddress: "127.0.0.1",
-		}},
+	// The first control-plane node runs kubeadm init; the others of an HA
+	// control plane join it. Only the first publishes its scheduler's port.
+	for i := 0; i < t.ControlPlaneCount(); i++ {
+		cpNode := v1alpha4.Node{
+			Role:   v1alpha4.ControlPlaneRole,
+			Image:  cpImage,
+			Labels: map[string]string{topology.PoolLabel: topology.ControlPlanePool},
+		}
+		kubeadmKind := "JoinConfiguration"
+		if i == 0 {
+			kubeadmKind = "InitConfiguration"
+			cpNode.ExtraPortMappings = []v1alpha4.PortMapping{{
+				ContainerPort: SchedulerMetricsPort, HostPort: 0, ListenAddress: "127.0.0.1",
+			}}
+		}
+		patches, err := kubeletPatches(kubeadmKind, topology.ControlPlanePool, t.ControlPlane.Kubelet, o)
+		if err != nil {
+			return nil, err
+		}
+		cpNode.KubeadmConfigPatches = patches.kubeadm
+		cpNode.ExtraMounts = patches.mounts
+		cfg.Nodes = append(cfg.Nodes, cpNode)
 	}
-	patches, err := kubeletPatches("InitConfiguration", topology.ControlPlanePool, t.ControlPlane.Kubelet, o)
-	if err != nil {
-		return nil, err
-	}
-	cpNode.KubeadmConfigPatches = patches.kubeadm
-	cpNode.ExtraMounts = patches.mounts
-	cfg.Nodes = append(cfg.Nodes, cpNode)
 	for _, pool := range t.Workers {
 		img, ok := o.Images[pool.Kind()]
 		if !ok {

@@ -145,3 +145,39 @@ func TestRenderMissingImage(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// An HA control plane: kubeadm init on the first node, the others join as
+// control-plane nodes with the same kubelet settings; only the first
+// publishes the scheduler's port.
+func TestRenderHAControlPlane(t *testing.T) {
+	top, err := topology.Parse("ha.yaml", []byte("name: ha\ncontrolPlane:\n  version: 1.37.2\n  count: 3\n  kubelet: {featureGates: {InPlacePodLevelResourcesVerticalScaling: false}}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Render(top, Options{Images: images()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cps []int
+	for i, n := range cfg.Nodes {
+		if n.Role == "control-plane" {
+			cps = append(cps, i)
+		}
+	}
+	if len(cps) != 3 || cps[0] != 0 || cps[2] != 2 {
+		t.Fatalf("control-plane nodes at %v, want the first three of %d", cps, len(cfg.Nodes))
+	}
+	for i, kind := range []string{"kind: InitConfiguration", "kind: JoinConfiguration", "kind: JoinConfiguration"} {
+		n := cfg.Nodes[i]
+		if n.Labels[topology.PoolLabel] != topology.ControlPlanePool || len(n.KubeadmConfigPatches) != 1 ||
+			!strings.Contains(n.KubeadmConfigPatches[0], kind) || !strings.Contains(n.KubeadmConfigPatches[0], "InPlacePodLevelResourcesVerticalScaling=false") {
+			t.Errorf("control-plane node %d: labels %v, patches %v; want %s with the kubelet gate", i, n.Labels, n.KubeadmConfigPatches, kind)
+		}
+		if got := len(n.ExtraPortMappings); got != map[bool]int{true: 1, false: 0}[i == 0] {
+			t.Errorf("control-plane node %d publishes %d ports", i, got)
+		}
+	}
+	if got := NodeName("c", "control-plane", 2); got != "c-control-plane3" {
+		t.Errorf("kind names the third control-plane node %s", got)
+	}
+}

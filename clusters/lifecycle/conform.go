@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 )
@@ -28,7 +29,7 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 	for _, p := range t.Pools() {
 		pools[p.Name] = p
 	}
-	kindNodes, err := c.Provider.ListNodes(c.Name)
+	kindNodes, err := c.Provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,12 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 				"kube-apiserver": t.ControlPlane.APIServer.FeatureGates,
 				"kube-scheduler": t.ControlPlane.Scheduler.FeatureGates,
 			}
-			for _, s := range t.ControlPlane.ExtraSchedulers {
+			// Extra schedulers run on the first control-plane node only.
+			extra := t.ControlPlane.ExtraSchedulers
+			if n.Name != kindconfig.NodeName(c.Name, "control-plane", 0) {
+				extra = nil
+			}
+			for _, s := range extra {
 				components[s.Name] = s.FeatureGates
 				switch ok, err := surgery.ExtraSchedulerConfigured(kn, s); {
 				case err != nil:

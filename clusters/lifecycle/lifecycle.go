@@ -336,7 +336,7 @@ func Attach(t *topology.Topology, kubeconfig string) (*Cluster, error) {
 // LoadImageArchive loads an image archive into every node's containerd,
 // as `kind load image-archive` does.
 func (c *Cluster) LoadImageArchive(path string) error {
-	list, err := c.Provider.ListNodes(c.Name)
+	list, err := c.Provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func (c *Cluster) LoadImageArchive(path string) error {
 
 // KindNode is the kind node (container) of a Node name, to run commands in.
 func (c *Cluster) KindNode(name string) (nodes.Node, error) {
-	list, err := c.Provider.ListNodes(c.Name)
+	list, err := c.Provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return nil, err
 	}

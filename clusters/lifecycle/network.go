@@ -83,7 +83,7 @@ func (c *Cluster) setupNetwork(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kindNodes, err := c.Provider.ListNodes(c.Name)
+	kindNodes, err := c.Provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return err
 	}

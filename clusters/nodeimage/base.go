@@ -242,15 +242,9 @@ func trimSystemd(ctx context.Context, rootfs string) error {
 		"lib/systemd/system/sockets.target.wants/*udev*",
 		"lib/systemd/system/sockets.target.wants/*initctl*",
 		"lib/systemd/system/basic.target.wants/*",
-		"var/lib/apt/lists/*", "var/cache/apt/archives/*.deb", "usr/share/doc/*", "usr/share/man/*",
 	}
-	for _, g := range globs {
-		matches, _ := filepath.Glob(filepath.Join(rootfs, g))
-		for _, m := range matches {
-			if err := os.RemoveAll(m); err != nil {
-				return err
-			}
-		}
+	if err := removeGlobs(rootfs, append(globs, packageLeftovers...)); err != nil {
+		return err
 	}
 	f, err := os.OpenFile(filepath.Join(rootfs, "etc/systemd/journald.conf"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -269,6 +263,22 @@ func trimSystemd(ctx context.Context, rootfs string) error {
 		return err
 	}
 	return sh.Run(ctx, "chroot", rootfs, "systemctl", "mask", "systemd-binfmt.service")
+}
+
+// packageLeftovers are what apt and dpkg leave that no image needs.
+var packageLeftovers = []string{"var/lib/apt/lists/*", "var/cache/apt/archives/*.deb", "usr/share/doc/*", "usr/share/man/*"}
+
+// removeGlobs removes whatever matches each glob under rootfs.
+func removeGlobs(rootfs string, globs []string) error {
+	for _, g := range globs {
+		matches, _ := filepath.Glob(filepath.Join(rootfs, g))
+		for _, m := range matches {
+			if err := os.RemoveAll(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func imageExists(ctx context.Context, image string) bool {

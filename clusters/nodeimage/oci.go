@@ -84,6 +84,7 @@ type imageSpec struct {
 	Layers     []v1.Layer
 	Entrypoint []string
 	Cmd        []string
+	Labels     map[string]string
 }
 
 // writeImageArchive writes a docker-archive tarball that `ctr images
@@ -102,6 +103,7 @@ func writeImageArchive(path string, spec imageSpec) error {
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
 	cf.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	cf.Config.Entrypoint, cf.Config.Cmd = spec.Entrypoint, spec.Cmd
+	cf.Config.Labels = spec.Labels
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ type Plan struct {
 	// Variants are kubelet versions that also need an image with another
 	// runtime than the base image's (topology pools that name one).
 	Variants []topology.NodeKind
+	// LoadBalancer is kind's image in front of several control-plane nodes.
+	LoadBalancer bool
 }
 
 // Normalize sorts and dedupes, and makes every control-plane version a node version.
@@ -51,7 +53,7 @@ func (p Plan) Normalize() Plan {
 		}
 	}
 	sort.Slice(variants, func(i, j int) bool { return variants[i].String() < variants[j].String() })
-	return Plan{NodeVersions: uniq(nodes), ControlPlaneVersions: uniq(p.ControlPlaneVersions), Variants: variants}
+	return Plan{NodeVersions: uniq(nodes), ControlPlaneVersions: uniq(p.ControlPlaneVersions), Variants: variants, LoadBalancer: p.LoadBalancer}
 }
 
 // Kinds are every node image the plan makes: each version on the base
@@ -83,6 +85,11 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	p = p.Normalize()
 	if len(p.ControlPlaneVersions) == 0 {
 		return nil, fmt.Errorf("image plan has no control-plane version")
+	}
+	if p.LoadBalancer {
+		if err := b.BuildLoadBalancer(ctx); err != nil {
+			return nil, fmt.Errorf("load balancer image: %w", err)
+		}
 	}
 	kindDir, err := KindModuleDir(ctx)
 	if err != nil {
@@ -226,5 +233,6 @@ func PlanFor(t *topology.Topology) Plan {
 	p.NodeVersions = t.Versions()
 	p.ControlPlaneVersions = []kubeversion.Version{t.ControlPlaneVersion()}
 	p.Variants = t.Kinds()
+	p.LoadBalancer = t.ControlPlaneCount() > 1
 	return p.Normalize()
 }

@@ -38,9 +38,13 @@ type Topology struct {
 	Workers      []Pool       `yaml:"workers"`
 }
 
-// ControlPlane is the single control-plane node and its components.
+// ControlPlane is the control-plane nodes and their components.
 type ControlPlane struct {
-	Version   string    `yaml:"version"`
+	Version string `yaml:"version"`
+	// Count is how many control-plane nodes run (0 means 1). Two or more
+	// are an HA control plane: every node runs an apiserver and an etcd
+	// member, and kind puts its load balancer in front of the apiservers.
+	Count     int       `yaml:"count,omitempty"`
 	APIServer Component `yaml:"apiServer,omitempty"`
 	Scheduler Component `yaml:"scheduler,omitempty"`
 	Kubelet   Kubelet   `yaml:"kubelet,omitempty"`
@@ -50,7 +54,7 @@ type ControlPlane struct {
 }
 
 // ExtraScheduler is a second kube-scheduler of the control plane's own
-// binary, a static pod on the control-plane node with one profile: pods
+// binary, a static pod on the first control-plane node with one profile: pods
 // whose spec.schedulerName is Name are placed by it alone.
 type ExtraScheduler struct {
 	Name string `yaml:"name"`
@@ -186,6 +190,9 @@ func (t *Topology) Validate() error {
 			add("controlPlane.version %s: %v", t.ControlPlane.Version, err)
 		}
 	}
+	if c := t.ControlPlane.Count; c < 0 || c > maxControlPlaneNodes {
+		add("controlPlane.count %d must be between 1 and %d (0 means 1)", c, maxControlPlaneNodes)
+	}
 	if err == nil {
 		p = append(p, checkComponent("controlPlane.apiServer", cpMinor, t.ControlPlane.APIServer)...)
 		p = append(p, checkComponent("controlPlane.scheduler", cpMinor, t.ControlPlane.Scheduler)...)
@@ -236,6 +243,13 @@ func (t *Topology) Validate() error {
 	}
 	return nil
 }
+
+// maxControlPlaneNodes bounds an HA control plane on one 2-core machine:
+// three apiservers and etcd members are what HA setups run.
+const maxControlPlaneNodes = 3
+
+// ControlPlaneCount is how many control-plane nodes the topology runs.
+func (t *Topology) ControlPlaneCount() int { return max(t.ControlPlane.Count, 1) }
 
 // kubeletSkew applies the version skew policy: a kubelet is never newer
 // than the apiserver and at most three minors older.
@@ -322,9 +336,9 @@ func (t *Topology) ControlPlaneVersion() kubeversion.Version {
 // PoolVersion is a pool's kubelet version (validated by Load).
 func (p Pool) PoolVersion() kubeversion.Version { return kubeversion.MustParse(p.Version) }
 
-// Pools is the control-plane node as a pool of one, then the worker pools.
+// Pools is the control-plane nodes as a pool, then the worker pools.
 func (t *Topology) Pools() []Pool {
-	cp := Pool{Name: ControlPlanePool, Count: 1, Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet}
+	cp := Pool{Name: ControlPlanePool, Count: t.ControlPlaneCount(), Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet}
 	return append([]Pool{cp}, t.Workers...)
 }
 
@@ -404,7 +418,7 @@ func (t *Topology) ExtraSchedulerNames() []string {
 
 // NodeCount is the number of nodes, control plane included.
 func (t *Topology) NodeCount() int {
-	n := 1
+	n := t.ControlPlaneCount()
 	for _, p := range t.Workers {
 		n += p.Count
 	}

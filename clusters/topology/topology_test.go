@@ -37,6 +37,23 @@ func TestDefaultTopologyShape(t *testing.T) {
 	}
 }
 
+// An HA control plane is a pool of several nodes, each counted once.
+func TestHAControlPlaneShape(t *testing.T) {
+	top, err := Load("ha-1.37")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.ControlPlaneCount() != 2 || top.NodeCount() != 4 {
+		t.Errorf("ha-1.37: %d control-plane nodes of %d, want 2 of 4", top.ControlPlaneCount(), top.NodeCount())
+	}
+	if cp := top.Pools()[0]; cp.Name != ControlPlanePool || cp.Count != 2 {
+		t.Errorf("control-plane pool %s of %d nodes", cp.Name, cp.Count)
+	}
+	if def, _ := Load(DefaultName); def.ControlPlaneCount() != 1 {
+		t.Errorf("%s: an unset count is one control-plane node, got %d", DefaultName, def.ControlPlaneCount())
+	}
+}
+
 const base = `name: t
 controlPlane:
   version: 1.37.2
@@ -87,6 +104,10 @@ func TestValidationRefusesBadInput(t *testing.T) {
 			`controlPlane.extraSchedulers[0]: name "Batch_1" must be a short DNS label`},
 		{"extra scheduler with a locked gate", extra("{name: batch, featureGates: {NodeDeclaredFeatures: false}}"),
 			"controlPlane.extraSchedulers[0].featureGates: cannot set feature gate NodeDeclaredFeatures to false"},
+		{"four control-plane nodes", "name: t\ncontrolPlane:\n  version: 1.37.2\n  count: 4\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.count 4 must be between 1 and 3 (0 means 1)"},
+		{"negative control-plane count", "name: t\ncontrolPlane:\n  version: 1.37.2\n  count: -1\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.count -1 must be between 1 and 3"},
 		{"extra scheduler field misspelt", extra("{name: batch, ignoreDeclarations: true}"),
 			"field ignoreDeclarations not found in type topology.ExtraScheduler"},
 	}

@@ -102,6 +102,7 @@ func imagePlan(topologies []string, k8sVersion string, versions, controlPlanes [
 		p.NodeVersions = append(p.NodeVersions, tp.NodeVersions...)
 		p.ControlPlaneVersions = append(p.ControlPlaneVersions, tp.ControlPlaneVersions...)
 		p.Variants = append(p.Variants, tp.Variants...)
+		p.LoadBalancer = p.LoadBalancer || tp.LoadBalancer
 	}
 	if err := parse(versions, &p.NodeVersions); err != nil {
 		return p, err

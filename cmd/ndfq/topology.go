@@ -21,7 +21,11 @@ func topologyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "topology %s is valid: %d nodes, control plane %s, kubelets %s\n", t.Name, t.NodeCount(), t.ControlPlaneVersion(), t.Versions())
+			cp := string(t.ControlPlaneVersion())
+			if n := t.ControlPlaneCount(); n > 1 {
+				cp = fmt.Sprintf("%s on %d nodes behind a load balancer", cp, n)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "topology %s is valid: %d nodes, control plane %s, kubelets %s\n", t.Name, t.NodeCount(), cp, t.Versions())
 			return nil
 		},
 	}

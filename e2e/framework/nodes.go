@@ -53,7 +53,7 @@ func (e *Env) CRIReport(node string) fixtures.Runtime {
 func (e *Env) criReports() map[string]fixtures.Runtime {
 	e.criOnce.Do(func() {
 		e.cri = map[string]fixtures.Runtime{}
-		list, err := e.Cluster.Provider.ListNodes(e.Cluster.Name)
+		list, err := e.Cluster.Provider.ListInternalNodes(e.Cluster.Name)
 		if err != nil {
 			e.criErr = err
 			return

@@ -1,0 +1,87 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// APIServer is one kube-apiserver of the control plane.
+type APIServer struct {
+	Node     string // its control-plane node
+	Endpoint string // https://IP:PORT, past any load balancer
+}
+
+// APIServers pairs every apiserver the cluster lists (the kubernetes
+// Service's endpoints) with its control-plane node, by address; there is
+// one per control-plane node of the topology.
+func (e *Env) APIServers(ctx context.Context) []APIServer {
+	GinkgoHelper()
+	endpoints, err := probes.APIServerEndpoints(ctx, e.Clientset)
+	Expect(err).NotTo(HaveOccurred())
+	nodeAt := map[string]string{}
+	for _, n := range e.NodesOfPool(ctx, topology.ControlPlanePool) {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				nodeAt[a.Address] = n.Name
+			}
+		}
+	}
+	var out []APIServer
+	for _, ep := range endpoints {
+		node, ok := nodeAt[probes.EndpointHost(ep)]
+		Expect(ok).To(BeTrue(), "apiserver endpoint %s is on no control-plane node (addresses %v)", ep, slices.Sorted(maps.Keys(nodeAt)))
+		out = append(out, APIServer{Node: node, Endpoint: ep})
+	}
+	Expect(out).To(HaveLen(e.Topology.ControlPlaneCount()), "apiservers listed by the kubernetes Service")
+	return out
+}
+
+// Clientset is a client of this apiserver alone.
+func (a APIServer) Clientset(e *Env) kubernetes.Interface {
+	GinkgoHelper()
+	cs, err := kubernetes.NewForConfig(probes.AtAPIServer(e.Cluster.Client.RESTConfig(), a.Endpoint))
+	Expect(err).NotTo(HaveOccurred())
+	return cs
+}
+
+// SetAPIServerArgs restarts one apiserver with args set (a "" value
+// removes the flag), its gates as the topology has them, and waits
+// (wait-pod-running) until its mirror pod runs the new manifest and is
+// Ready. The others keep running: the window of a rolling change.
+func (e *Env) SetAPIServerArgs(ctx context.Context, a APIServer, args map[string]string) {
+	GinkgoHelper()
+	mirror := "kube-apiserver-" + a.Node
+	hash := func(p *corev1.Pod) string { return p.Annotations["kubernetes.io/config.hash"] }
+	before, err := e.Clientset.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, mirror, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	node, err := e.Cluster.KindNode(a.Node)
+	Expect(err).NotTo(HaveOccurred())
+	e.evidence.node(a.Node)
+	_, err = surgery.SetStaticPodFlags(node, KubeAPIServer, e.Topology.ControlPlane.APIServer.FeatureGates, args)
+	Expect(err).NotTo(HaveOccurred())
+	restarted := func(p *corev1.Pod) bool {
+		return hash(p) != hash(before) && p.Status.Phase == corev1.PodRunning && wait.PodReady(p)
+	}
+	_, err = wait.ForPodStarted(ctx, e.Clientset, metav1.NamespaceSystem, mirror, restarted)
+	Expect(err).NotTo(HaveOccurred(), "kube-apiserver on %s restarted with %v", a.Node, args)
+	Expect(wait.Until(ctx, wait.API, fmt.Sprintf("kube-apiserver at %s answers", a.Endpoint), func(ctx context.Context) (bool, string, error) {
+		_, err := a.Clientset(e).Discovery().ServerVersion()
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	})).To(Succeed())
+}
