@@ -58,7 +58,8 @@ func (a APIServer) Clientset(e *Env) kubernetes.Interface {
 }
 
 // SetAPIServerArgs restarts one apiserver with args set (a "" value
-// removes the flag), its gates as the topology has them, and waits
+// removes the flag; they must change the manifest, or nothing restarts),
+// its gates as the topology has them, and waits
 // (wait-pod-running) until its mirror pod runs the new manifest and is
 // Ready. The others keep running: the window of a rolling change.
 func (e *Env) SetAPIServerArgs(ctx context.Context, a APIServer, args map[string]string) {
