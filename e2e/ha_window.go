@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/report/rollout"
 )
 
 // HAWindowSpecInput is the input of HAWindowSpec.
@@ -42,7 +44,7 @@ func HAWindowSpec(_ context.Context, inputGetter func() HAWindowSpecInput) {
 
 	const claim = "while the apiservers of an HA control plane disagree on the validator, an update the bound node cannot honour is admitted or rejected by whichever apiserver answers; once they agree, none is admitted"
 	if t.ControlPlaneCount() < 2 {
-		notApplicable(claim, "the topology has one control-plane node: one apiserver answers every request")
+		notApplicable(claim, oneAPIServer)
 		return
 	}
 	probe, okProbe := repeatableUpdate(t.APIServer())
@@ -110,10 +112,10 @@ func HAWindowSpec(_ context.Context, inputGetter func() HAWindowSpecInput) {
 		By(fmt.Sprintf("the apiserver on %s restarts with %s; the others keep running", changed.Node, describeArgs(validatorOff)))
 		validatorOn := map[string]string{"disable-admission-plugins": ""}
 		disagree := true // restored once, by the last step or the cleanup: a rewrite that changes nothing restarts nothing
-		e.SetAPIServerArgs(ctx, changed, validatorOff)
+		e.SetAPIServerAt(ctx, changed, t.APIServer(), validatorOff)
 		DeferCleanup(func(ctx SpecContext) {
 			if disagree {
-				e.SetAPIServerArgs(ctx, changed, validatorOn)
+				e.SetAPIServerAt(ctx, changed, t.APIServer(), validatorOn)
 			}
 		}, NodeTimeout(4*time.Minute))
 
@@ -130,10 +132,67 @@ func HAWindowSpec(_ context.Context, inputGetter func() HAWindowSpecInput) {
 		Expect(admitted).To(And(BeNumerically(">", 0), BeNumerically("<", haAttempts)), "updates admitted through the load balancer while one apiserver of %d runs without the validator", len(apiservers))
 
 		By("the apiserver rolls forward: every apiserver rejects the update again, and none through the load balancer is admitted")
-		e.SetAPIServerArgs(ctx, changed, validatorOn)
+		e.SetAPIServerAt(ctx, changed, t.APIServer(), validatorOn)
 		disagree = false
 		expectAnswers("")
 		Expect(throughBalancer(haAttempts)).To(BeZero(), "updates admitted through the load balancer once the apiservers agree")
+	})
+}
+
+// oneAPIServer is why the HA claims do not apply to a single control-plane node.
+const oneAPIServer = "the topology has one control-plane node: one apiserver answers every request"
+
+// HAProbeSpecInput is the input of HAProbeSpec.
+type HAProbeSpecInput struct{ framework.SpecInput }
+
+// HAProbeSpec rolls NodeDeclaredFeatures back on one apiserver of an HA
+// control plane: ndfq probe, which reads every apiserver at its own
+// address, must hold gate-fingerprint naming it, and say GO once the
+// apiservers agree again.
+func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
+	t := inputGetter().Topology
+	var e *framework.Env
+	BeforeEach(func() { in := inputGetter(); in.Check("HAProbeSpec"); e = in.Env })
+
+	const claim = "while one apiserver of an HA control plane has NodeDeclaredFeatures rolled back, ndfq probe reads every apiserver and holds gate-fingerprint naming it; once they agree it says GO"
+	api, okRollback := t.APIServer().Rollback()
+	switch {
+	case t.ControlPlaneCount() < 2:
+		notApplicable(claim, oneAPIServer)
+		return
+	case !okRollback:
+		notApplicable(claim, fmt.Sprintf("kube-apiserver %s has NodeDeclaredFeatures locked on, and so has the minor it may emulate: no apiserver can disagree on it", t.ControlPlaneVersion()))
+		return
+	}
+	It(fmt.Sprintf("with kube-apiserver %s on one of %d apiservers, ndfq probe reads each apiserver at its own address and holds gate-fingerprint naming that one; once they agree it says GO", describeRollback(api), t.ControlPlaneCount()), func(ctx SpecContext) {
+		apiservers := e.APIServers(ctx)
+		changed := apiservers[len(apiservers)-1]
+		By("all apiservers agree: GO")
+		code, g := e.ProbeVerdict(ctx)
+		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+
+		By(fmt.Sprintf("the apiserver on %s rolls back: %s", changed.Node, describeRollback(api)))
+		rolledBack := true // restored once, by the last step or the cleanup
+		e.SetAPIServerAt(ctx, changed, api.Applied(t.APIServer()), nil)
+		DeferCleanup(func(ctx SpecContext) {
+			if rolledBack {
+				e.SetAPIServerAt(ctx, changed, t.APIServer(), nil)
+			}
+		}, NodeTimeout(4*time.Minute))
+		code, g = e.ProbeVerdict(ctx)
+		Expect(code).To(Equal(1), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		i := slices.IndexFunc(g.Reasons, func(r rollout.Reason) bool {
+			return r.Condition == rollout.GateFingerprint && strings.Contains(r.Detail, fixtures.NodeDeclaredFeatures+": ") && strings.Contains(r.Detail, changed.Endpoint)
+		})
+		Expect(i).NotTo(BeNumerically("<", 0), "a gate-fingerprint reason naming %s at %s: %v", fixtures.NodeDeclaredFeatures, changed.Endpoint, g.Reasons)
+		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: "control-plane", Node: changed.Node,
+			Text: fmt.Sprintf("HA window: ndfq probe with one apiserver rolled back held %v", g.Fired())})
+
+		By("the apiserver rolls forward: GO")
+		e.SetAPIServerAt(ctx, changed, t.APIServer(), nil)
+		rolledBack = false
+		code, g = e.ProbeVerdict(ctx)
+		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
 	})
 }
 

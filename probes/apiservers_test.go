@@ -6,14 +6,19 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -86,5 +91,68 @@ func TestOneConnectionPerRequestDialsEveryTime(t *testing.T) {
 	}
 	if n := count(fresh); n != 3 {
 		t.Errorf("3 requests made %d connections, want 3", n)
+	}
+}
+
+// metricsServer serves an apiserver's /metrics with NodeDeclaredFeatures
+// in the given state.
+func metricsServer(t *testing.T, ndf bool) *httptest.Server {
+	t.Helper()
+	v := map[bool]string{true: "1", false: "0"}[ndf]
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("# TYPE kubernetes_feature_enabled gauge\nkubernetes_feature_enabled{name=\"NodeDeclaredFeatures\",stage=\"\"} " + v + "\n"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestEveryAPIServerReadsEachOneWhereThereAreSeveral(t *testing.T) {
+	allow := func(cs *fake.Clientset, ok bool) {
+		cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			rev := a.(k8stesting.CreateAction).GetObject().(*authzv1.SelfSubjectAccessReview)
+			rev.Status.Allowed = ok
+			return true, rev, nil
+		})
+	}
+	on, off := metricsServer(t, true), metricsServer(t, false)
+	slice := func(srv *httptest.Server) *discoveryv1.EndpointSlice {
+		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+		p, _ := strconv.Atoi(port)
+		return &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: "kubernetes-" + port, Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+			Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(p))}},
+			Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}}},
+		}
+	}
+	cfg := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+
+	cs := fake.NewClientset(slice(on), slice(off))
+	allow(cs, true)
+	got, why := everyAPIServer(context.Background(), cs, cfg)
+	if why != "" || len(got) != 2 || !got["https://"+on.Listener.Addr().String()].Enabled("NodeDeclaredFeatures") || got["https://"+off.Listener.Addr().String()].Enabled("NodeDeclaredFeatures") {
+		t.Errorf("two apiservers: %v, %q", got, why)
+	}
+
+	cs = fake.NewClientset(slice(on))
+	allow(cs, true)
+	if got, why := everyAPIServer(context.Background(), cs, cfg); got != nil || why != "" {
+		t.Errorf("one apiserver is the one read through the cluster's address: %v, %q", got, why)
+	}
+
+	cs = fake.NewClientset(slice(on), slice(off))
+	allow(cs, false)
+	if got, why := everyAPIServer(context.Background(), cs, cfg); got != nil || !strings.Contains(why, "may not list endpointslices in default") {
+		t.Errorf("without the permission: %v, %q", got, why)
+	}
+
+	off.Close()
+	cs = fake.NewClientset(slice(on), slice(off))
+	allow(cs, true)
+	if got, why := everyAPIServer(context.Background(), cs, cfg); len(got) != 1 || !strings.Contains(why, "1 of 2 apiservers could not be read") {
+		t.Errorf("one unreachable: %v, %q", got, why)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,12 @@ type Run struct {
 	Schedulers    []string            `json:"schedulers,omitempty"` // besides the default one
 	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
 	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
+	// APIServers are each apiserver's gates by endpoint, where the cluster
+	// lists more than one (an HA control plane behind one address).
+	APIServers map[string]Gates `json:"apiServersGates,omitempty"`
+	// APIServersUnchecked says why not every apiserver's gates were read
+	// ("" when they were, or when the cluster lists one).
+	APIServersUnchecked string `json:"apiServersUnchecked,omitempty"`
 	// APIRequests is how many requests the probe sent to the apiserver.
 	APIRequests int64 `json:"apiRequests"`
 }
@@ -156,6 +163,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, err
 	}
 	p.api = run.APIServer
+	run.APIServers, run.APIServersUnchecked = everyAPIServer(ctx, cs, cfg)
 	if in.SchedulerURL != "" {
 		if run.Scheduler, err = SchedulerGates(ctx, in.Config, in.SchedulerURL); err != nil {
 			return nil, err
@@ -467,21 +475,71 @@ func permissions(ns string) []authzv1.ResourceAttributes {
 	return out
 }
 
+// apiServersAccess lets the probe list every apiserver (the endpoints of
+// the kubernetes Service) to read each one's gates.
+var apiServersAccess = authzv1.ResourceAttributes{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: metav1.NamespaceDefault}
+
+// everyAPIServer reads each apiserver's gates where the cluster lists more
+// than one: through the cluster's address the probe reads whichever one
+// answered, and during a rolling change they differ. It says why where it
+// could not read them all.
+func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (map[string]Gates, string) {
+	attr := apiServersAccess
+	if ok, err := allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}); err != nil || !ok {
+		why := "the identity may not list endpointslices in default (config/rbac/ grants it)"
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, why + ": the apiservers behind the cluster's address were not listed, so whether they all have the same gates is unchecked"
+	}
+	endpoints, err := APIServerEndpoints(ctx, cs)
+	if err != nil {
+		return nil, err.Error() + ": whether every apiserver has the same gates is unchecked"
+	}
+	if len(endpoints) < 2 {
+		return nil, ""
+	}
+	out := map[string]Gates{}
+	var unread []string
+	for _, ep := range endpoints {
+		// An endpoint can be out of the probe's reach (a private address
+		// behind a cloud load balancer): give up on it soon.
+		readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		g, err := APIServerGatesAt(readCtx, cfg, ep)
+		cancel()
+		if err != nil {
+			unread = append(unread, err.Error())
+			continue
+		}
+		out[ep] = g
+	}
+	if len(unread) > 0 {
+		return out, fmt.Sprintf("%d of %d apiservers could not be read at their own address (%s): whether they all have the same gates is unchecked", len(unread), len(endpoints), strings.Join(unread, "; "))
+	}
+	return out, ""
+}
+
+// allowed asks the apiserver whether the probe's identity may do what spec says.
+func allowed(ctx context.Context, cs kubernetes.Interface, spec authzv1.SelfSubjectAccessReviewSpec) (bool, error) {
+	rev, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+	if err != nil {
+		what := "/metrics"
+		if a := spec.ResourceAttributes; a != nil {
+			what = a.Verb + " " + strings.TrimSuffix(a.Resource+"/"+a.Subresource, "/")
+		}
+		return false, fmt.Errorf("check permission %s: %w", what, err)
+	}
+	return rev.Status.Allowed, nil
+}
+
 // kubeletAccess lets the probe read kubelets' gates and configuration.
 var kubeletAccess = authzv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: "proxy"}
 
 // checkPermissions fails on a permission every probe needs; without
 // kubeletAccess it says why the kubelet checks will not be made.
 func checkPermissions(ctx context.Context, cs kubernetes.Interface, ns string) (kubeletUnchecked string, err error) {
-	allowed := func(spec authzv1.SelfSubjectAccessReviewSpec, what string) (bool, error) {
-		rev, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
-		if err != nil {
-			return false, fmt.Errorf("check permission %s: %w", what, err)
-		}
-		return rev.Status.Allowed, nil
-	}
 	for _, attr := range permissions(ns) {
-		ok, err := allowed(authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}, attr.Verb+" "+attr.Resource)
+		ok, err := allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr})
 		if err != nil {
 			return "", err
 		}
@@ -489,7 +547,7 @@ func checkPermissions(ctx context.Context, cs kubernetes.Interface, ns string) (
 			return "", &PermissionError{Verb: attr.Verb, Resource: attr.Resource, Subresource: attr.Subresource, Namespace: attr.Namespace}
 		}
 	}
-	ok, err := allowed(authzv1.SelfSubjectAccessReviewSpec{NonResourceAttributes: &authzv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}}, "get /metrics")
+	ok, err := allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{NonResourceAttributes: &authzv1.NonResourceAttributes{Verb: "get", Path: "/metrics"}})
 	if err != nil {
 		return "", err
 	}
@@ -497,7 +555,7 @@ func checkPermissions(ctx context.Context, cs kubernetes.Interface, ns string) (
 		return "", &PermissionError{Verb: "get", Resource: "/metrics"}
 	}
 	attr := kubeletAccess
-	if ok, err = allowed(authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}, "get nodes/proxy"); err != nil || ok {
+	if ok, err = allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}); err != nil || ok {
 		return "", err
 	}
 	return "the identity may not get nodes/proxy (config/rbac/kubelet.yaml grants it), so no kubelet's gates or configuration were read: " +

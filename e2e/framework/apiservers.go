@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 )
@@ -57,12 +58,13 @@ func (a APIServer) Clientset(e *Env) kubernetes.Interface {
 	return cs
 }
 
-// SetAPIServerArgs restarts one apiserver with args set (a "" value
-// removes the flag; they must change the manifest, or nothing restarts),
-// its gates as the topology has them, and waits
+// SetAPIServerAt restarts one apiserver as want (its gates and
+// --emulated-version) with args set as well (a "" value removes a flag;
+// the change must alter its manifest, or nothing restarts), and waits
 // (wait-pod-running) until its mirror pod runs the new manifest and is
-// Ready. The others keep running: the window of a rolling change.
-func (e *Env) SetAPIServerArgs(ctx context.Context, a APIServer, args map[string]string) {
+// Ready, then (wait-metrics) until its own /metrics report the gates. The
+// others keep running: the window of a rolling change.
+func (e *Env) SetAPIServerAt(ctx context.Context, a APIServer, want fixtures.Component, args map[string]string) {
 	GinkgoHelper()
 	mirror := "kube-apiserver-" + a.Node
 	hash := func(p *corev1.Pod) string { return p.Annotations["kubernetes.io/config.hash"] }
@@ -71,18 +73,21 @@ func (e *Env) SetAPIServerArgs(ctx context.Context, a APIServer, args map[string
 	node, err := e.Cluster.KindNode(a.Node)
 	Expect(err).NotTo(HaveOccurred())
 	e.evidence.node(a.Node)
-	_, err = surgery.SetStaticPodFlags(node, KubeAPIServer, e.Topology.ControlPlane.APIServer.FeatureGates, args)
+	flags := map[string]string{"emulated-version": want.EmulatedVersion}
+	maps.Copy(flags, args)
+	_, err = surgery.SetStaticPodFlags(node, KubeAPIServer, want.Gates, flags)
 	Expect(err).NotTo(HaveOccurred())
 	restarted := func(p *corev1.Pod) bool {
 		return hash(p) != hash(before) && p.Status.Phase == corev1.PodRunning && wait.PodReady(p)
 	}
 	_, err = wait.ForPodStarted(ctx, e.Clientset, metav1.NamespaceSystem, mirror, restarted)
-	Expect(err).NotTo(HaveOccurred(), "kube-apiserver on %s restarted with %v", a.Node, args)
-	Expect(wait.Until(ctx, wait.API, fmt.Sprintf("kube-apiserver at %s answers", a.Endpoint), func(ctx context.Context) (bool, string, error) {
-		_, err := a.Clientset(e).Discovery().ServerVersion()
+	Expect(err).NotTo(HaveOccurred(), "kube-apiserver on %s restarted with %s %v", a.Node, surgery.FormatGatesOrNone(want.Gates), flags)
+	ndf := fixtures.NodeDeclaredFeatures
+	Expect(wait.Until(ctx, wait.Metrics, fmt.Sprintf("kube-apiserver at %s to report %s %s", a.Endpoint, ndf, map[bool]string{true: "on", false: "off"}[want.Enables(ndf)]), func(ctx context.Context) (bool, string, error) {
+		g, err := probes.APIServerGatesAt(ctx, e.Cluster.Client.RESTConfig(), a.Endpoint)
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		return true, "", nil
+		return g.Enabled(ndf) == want.Enables(ndf), g.Describe(ndf), nil
 	})).To(Succeed())
 }

@@ -370,6 +370,17 @@ func Evaluate(run *probes.Run, t Thresholds) Gate {
 				Reason: "kube-scheduler's gates were not read (no --scheduler-metrics-url) and no probe pod was refused with the plugin's message: whether it runs the plugin, and the rollout order against the apiserver, are unchecked"})
 		}
 	}
+	for ep, gates := range run.APIServers {
+		g.Fingerprint["kube-apiserver at "+ep] = gates.Describe(ndf)
+	}
+	for _, gate := range apiServerGates(kubeversion.MinorOf(run.ServerVersion)) {
+		if detail, ok := apiServersDisagree(run.APIServers, gate); ok {
+			add(GateFingerprint, "control-plane", "", "%s", detail)
+		}
+	}
+	if run.APIServersUnchecked != "" {
+		g.Unchecked = append(g.Unchecked, Unchecked{Check: "apiserver-gates", Pool: "control-plane", Reason: run.APIServersUnchecked})
+	}
 	if run.KubeletUnchecked != "" {
 		g.Unchecked = append(g.Unchecked, Unchecked{Check: "kubelet-gates", Reason: run.KubeletUnchecked})
 	}
@@ -546,4 +557,37 @@ func (g Gate) WriteYAML(w io.Writer) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// apiServerGates are the apiserver gates declarations depend on in a
+// control plane of minor: the feature's own and each probe's field gate
+// (an apiserver with one off drops or refuses what a pod asks for).
+func apiServerGates(minor string) []string {
+	gates := []string{fixtures.NodeDeclaredFeatures}
+	for _, p := range fixtures.SchedulingProbes(minor) {
+		gates = append(gates, p.APIServerGate)
+	}
+	for _, u := range fixtures.UpdateProbes(minor) {
+		gates = append(gates, u.APIServerGate)
+	}
+	slices.Sort(gates)
+	return slices.Compact(gates)
+}
+
+// apiServersDisagree says, where the apiservers read one by one do not all
+// have gate in the same state, which has it how.
+func apiServersDisagree(byEndpoint map[string]probes.Gates, gate string) (string, bool) {
+	states := map[string][]string{}
+	for _, ep := range slices.Sorted(maps.Keys(byEndpoint)) {
+		d := byEndpoint[ep].Describe(gate)
+		states[d] = append(states[d], ep)
+	}
+	if len(states) < 2 {
+		return "", false
+	}
+	var parts []string
+	for _, d := range slices.Sorted(maps.Keys(states)) {
+		parts = append(parts, fmt.Sprintf("%s at %s", d, strings.Join(states[d], ", ")))
+	}
+	return fmt.Sprintf("the %d kube-apiservers behind the cluster's address disagree on %s: %s; whether a request that needs it is honoured depends on which one answers", len(byEndpoint), gate, strings.Join(parts, "; ")), true
 }

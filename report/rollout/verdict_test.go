@@ -59,6 +59,12 @@ func TestStopConditions(t *testing.T) {
 		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
 		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"rollout-order [control-plane]":   func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"gate-fingerprint [control-plane]: the 2 kube-apiservers behind the cluster's address disagree on InPlacePodLevelResourcesVerticalScaling: off (BETA) at https://10.0.0.2:6443; on (BETA) at https://10.0.0.1:6443": func(r *probes.Run) {
+			r.APIServers = map[string]probes.Gates{
+				"https://10.0.0.1:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: true, Stage: "BETA"}},
+				"https://10.0.0.2:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: false, Stage: "BETA"}},
+			}
+		},
 		"scheduler-ignores-declarations [b/b1]: scheduler no-ndf bound a pod needing X to node b1": func(r *probes.Run) {
 			r.Schedulers = []string{"no-ndf"}
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "no-ndf", Feature: "X", Bound: true, Node: "b1"})
@@ -80,6 +86,23 @@ func TestStopConditions(t *testing.T) {
 		if g.Verdict != "HOLD" || !strings.Contains(text.String(), "HOLD: "+want) {
 			t.Errorf("%s: verdict %s\n%s", want, g.Verdict, text.String())
 		}
+	}
+}
+
+// Apiservers that agree raise nothing; one that could not be read is a
+// check not made, named.
+func TestEveryAPIServerRead(t *testing.T) {
+	r := soundRun()
+	on := probes.Gates{"NodeDeclaredFeatures": {Enabled: true}}
+	r.APIServers = map[string]probes.Gates{"https://10.0.0.1:6443": on, "https://10.0.0.2:6443": on}
+	g := Evaluate(r, DefaultThresholds)
+	if g.Verdict != "GO" || g.Fingerprint["kube-apiserver at https://10.0.0.2:6443"] != "on (GA)" {
+		t.Errorf("agreeing apiservers: %s %v %v", g.Verdict, g.Reasons, g.Fingerprint)
+	}
+	r.APIServersUnchecked = "1 of 2 apiservers could not be read"
+	g = Evaluate(r, DefaultThresholds)
+	if g.Verdict != "INCOMPLETE" || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "apiserver-gates" {
+		t.Errorf("unread apiserver: %s %v", g.Verdict, g.Unchecked)
 	}
 }
 
