@@ -17,6 +17,7 @@ const ClusterWide = "cluster"
 // unasked, so those test cases are skipped rather than passed.
 var covers = map[string][]Condition{
 	"scheduler-gates":       {RolloutOrder, GateFingerprint},
+	"apiserver-gates":       {GateFingerprint},
 	"kubelet-gates":         {KubeletUnreachable, MissingReport, DeclaredButNotEnabled, MissingReportRate, RolloutOrder},
 	"placement-and-updates": {UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, SchedulerIgnoresDecl},
 }
