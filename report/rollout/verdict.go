@@ -575,19 +575,17 @@ func apiServerGates(minor string) []string {
 }
 
 // apiServersDisagree says, where the apiservers read one by one do not all
-// have gate in the same state, which has it how.
+// have gate on (or all off: a gate an older emulated minor does not know is
+// off there too), which has it how.
 func apiServersDisagree(byEndpoint map[string]probes.Gates, gate string) (string, bool) {
-	states := map[string][]string{}
-	for _, ep := range slices.Sorted(maps.Keys(byEndpoint)) {
-		d := byEndpoint[ep].Describe(gate)
-		states[d] = append(states[d], ep)
-	}
-	if len(states) < 2 {
-		return "", false
-	}
+	on := map[bool]bool{}
 	var parts []string
-	for _, d := range slices.Sorted(maps.Keys(states)) {
-		parts = append(parts, fmt.Sprintf("%s at %s", d, strings.Join(states[d], ", ")))
+	for _, ep := range slices.Sorted(maps.Keys(byEndpoint)) {
+		on[byEndpoint[ep].Enabled(gate)] = true
+		parts = append(parts, fmt.Sprintf("%s at %s", byEndpoint[ep].Describe(gate), ep))
+	}
+	if len(on) < 2 {
+		return "", false
 	}
 	return fmt.Sprintf("the %d kube-apiservers behind the cluster's address disagree on %s: %s; whether a request that needs it is honoured depends on which one answers", len(byEndpoint), gate, strings.Join(parts, "; ")), true
 }

@@ -59,7 +59,7 @@ func TestStopConditions(t *testing.T) {
 		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
 		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"rollout-order [control-plane]":   func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
-		"gate-fingerprint [control-plane]: the 2 kube-apiservers behind the cluster's address disagree on InPlacePodLevelResourcesVerticalScaling: off (BETA) at https://10.0.0.2:6443; on (BETA) at https://10.0.0.1:6443": func(r *probes.Run) {
+		"gate-fingerprint [control-plane]: the 2 kube-apiservers behind the cluster's address disagree on InPlacePodLevelResourcesVerticalScaling: on (BETA) at https://10.0.0.1:6443; off (BETA) at https://10.0.0.2:6443": func(r *probes.Run) {
 			r.APIServers = map[string]probes.Gates{
 				"https://10.0.0.1:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: true, Stage: "BETA"}},
 				"https://10.0.0.2:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: false, Stage: "BETA"}},
@@ -94,9 +94,13 @@ func TestStopConditions(t *testing.T) {
 func TestEveryAPIServerRead(t *testing.T) {
 	r := soundRun()
 	on := probes.Gates{"NodeDeclaredFeatures": {Enabled: true}}
-	r.APIServers = map[string]probes.Gates{"https://10.0.0.1:6443": on, "https://10.0.0.2:6443": on}
+	// GA on one, beta on the other, and a gate one does not know: still agreeing (on, on; off, off).
+	r.APIServers = map[string]probes.Gates{"https://10.0.0.1:6443": on, "https://10.0.0.2:6443": {
+		"NodeDeclaredFeatures":   {Enabled: true, Stage: "BETA"},
+		"VolumeBindMountOptions": {Enabled: false, Stage: "ALPHA"},
+	}}
 	g := Evaluate(r, DefaultThresholds)
-	if g.Verdict != "GO" || g.Fingerprint["kube-apiserver at https://10.0.0.2:6443"] != "on (GA)" {
+	if g.Verdict != "GO" || g.Fingerprint["kube-apiserver at https://10.0.0.2:6443"] != "on (BETA)" {
 		t.Errorf("agreeing apiservers: %s %v %v", g.Verdict, g.Reasons, g.Fingerprint)
 	}
 	r.APIServersUnchecked = "1 of 2 apiservers could not be read"
