@@ -40,6 +40,10 @@ func ControlPlaneRollbackSpec(_ context.Context, inputGetter func() ControlPlane
 	sched, okSched := t.Scheduler().Rollback()
 	api, okAPI := t.APIServer().Rollback()
 	switch {
+	case t.ControlPlaneCount() > 1:
+		// Its surgery changes the first control-plane node's components.
+		notApplicable(claim, fmt.Sprintf("the control plane has %d nodes: this rollback restarts one node's components; on an HA control plane the ha specs change one apiserver at a time", t.ControlPlaneCount()))
+		return
 	case !okSubject:
 		notApplicable(claim, "no worker pool declares "+restartAll+" for a running dependent")
 		return
