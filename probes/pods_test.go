@@ -81,7 +81,9 @@ func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 	}
 
 	lingering, said = 1<<30, nil
-	cs.Tracker().Add(pod("b"))
+	if err := cs.Tracker().Add(pod("b")); err != nil {
+		t.Fatal(err)
+	}
 	p.deleteCreated(context.Background())
 	if !strings.Contains(strings.Join(said, "\n"), "not gone") {
 		t.Errorf("a pod that stays must be said: %q", said)

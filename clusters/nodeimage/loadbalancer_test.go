@@ -73,7 +73,7 @@ func TestEnvoyStandInServesKindsEndpoints(t *testing.T) {
 	if err := os.WriteFile(script, envoyStandIn, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", script, "--render")
+	cmd := exec.CommandContext(context.Background(), "bash", script, "--render")
 	cmd.Env = append(os.Environ(), "NDFQ_LB_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
