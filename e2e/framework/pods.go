@@ -115,6 +115,12 @@ func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixt
 		return node, claims.SandboxRefused, res
 	}
 	if probe.SelfReports {
+		// BindDirectly may return while the check still runs (Running and
+		// Ready): its answer is the phase it ends in.
+		done := e.waitPod(ctx, wait.PodRunning, ns, pod.Name, "to end its exercise", func(p *corev1.Pod) (bool, string) {
+			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, string(p.Status.Phase)
+		})
+		res.Phase = done.Status.Phase
 		Expect(res.Phase).To(Equal(corev1.PodSucceeded), "the exercise of %s on %s", probe.Feature, node)
 		return node, e.terminationMessage(ctx, ns, pod.Name), res
 	}
