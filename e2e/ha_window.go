@@ -199,13 +199,12 @@ func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
 // repeatableUpdate is the first update probe that can be repeated and whose
 // feature the apiserver infers.
 func repeatableUpdate(api fixtures.Component) (fixtures.UpdateProbe, bool) {
-	i := slices.IndexFunc(fixtures.UpdateProbes(api.GateMinor()), func(u fixtures.UpdateProbe) bool {
-		return u.Repeat != nil && api.Enables(u.APIServerGate) && api.Enables(fixtures.NodeDeclaredFeatures)
-	})
-	if i < 0 {
-		return fixtures.UpdateProbe{}, false
+	for _, u := range fixtures.UpdateProbes(api.GateMinor()) {
+		if u.Repeat != nil && api.Enables(u.APIServerGate) && api.Enables(fixtures.NodeDeclaredFeatures) {
+			return u, true
+		}
 	}
-	return fixtures.UpdateProbes(api.GateMinor())[i], true
+	return fixtures.UpdateProbe{}, false
 }
 
 func describeArgs(args map[string]string) string {

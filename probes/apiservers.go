@@ -43,12 +43,8 @@ func APIServerEndpoints(ctx context.Context, cs kubernetes.Interface) ([]string,
 	if len(out) == 0 {
 		return nil, fmt.Errorf("the kubernetes Service in %s lists no apiserver", metav1.NamespaceDefault)
 	}
-	return sortedUnique(out), nil
-}
-
-func sortedUnique(in []string) []string {
-	slices.Sort(in)
-	return slices.Compact(in)
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // AtAPIServer is cfg aimed at one apiserver endpoint instead of the
