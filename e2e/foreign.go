@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
@@ -31,11 +32,11 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ForeignClusterSpec"); e = in.Env })
 
-	cp := fixtures.Kubelet{Version: t.ControlPlaneVersion().String()}
+	cp := controlPlaneKubelet(t)
 	oldest := framework.OldestPool(t.Workers)
 	old := fixtures.Kubelet{Version: oldest.PoolVersion().String()}
 	claim := fmt.Sprintf("on a plain kind cluster (control plane %s, a %s worker, default gates, no pool labels, no toolbox image) says GO with pools by kubelet version, then HOLD naming the worker whose declaration is forged", cp.Version, old.Version)
-	switch why := refusableAtDefaults(cp); {
+	switch why := refusableAtDefaults(t); {
 	case why != "":
 		notApplicable(claim, why)
 		return
@@ -97,10 +98,17 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 // that needs RestartAllContainersOnContainerExits ("" when it can): the
 // apiserver must keep declarations and the field, and the control-plane
 // node's kubelet must declare the feature somewhere to compare against.
-func refusableAtDefaults(cp fixtures.Kubelet) string {
-	api := fixtures.EffectiveGates(cp.Minor(), nil)
+func refusableAtDefaults(t *topology.Topology) string {
+	cp := controlPlaneKubelet(t)
+	api := fixtures.EffectiveGates(framework.CPMinor(t), nil)
 	if !cp.Declares(restartAll) || !api[fixtures.NodeDeclaredFeatures] || !api[restartAll] {
-		return fmt.Sprintf("a %s control plane at its defaults does not keep declarations or the %s field: no pod can be refused for it, so the scheduler's plugin cannot be seen at work", cp.Minor(), restartAll)
+		return fmt.Sprintf("a %s control plane (kubelet %s) at its defaults does not keep declarations or the %s field: no pod can be refused for it, so the scheduler's plugin cannot be seen at work", framework.CPMinor(t), cp.Version, restartAll)
 	}
 	return ""
+}
+
+// controlPlaneKubelet is the control-plane nodes' kubelet at its defaults
+// (an older one than the control plane on a variant image).
+func controlPlaneKubelet(t *topology.Topology) fixtures.Kubelet {
+	return fixtures.Kubelet{Version: t.ControlPlaneKubeletVersion().String()}
 }

@@ -49,7 +49,7 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeScaleSpec"); e = in.Env })
 
 	claim := fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions())
-	if why := refusableAtDefaults(fixtures.Kubelet{Version: t.ControlPlaneVersion().String()}); why != "" {
+	if why := refusableAtDefaults(t); why != "" {
 		notApplicable(claim, why)
 		return
 	}

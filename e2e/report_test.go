@@ -29,6 +29,9 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	if len(extra) > 0 {
 		s.ControlPlane += " with extra schedulers " + strings.Join(extra, ", ")
 	}
+	if notes := suiteTopology.ControlPlaneNotes(); len(notes) > 0 {
+		s.ControlPlane += "; " + strings.Join(notes, "; ")
+	}
 	for _, p := range suiteTopology.Pools() {
 		s.Pools = append(s.Pools, p.Name)
 	}

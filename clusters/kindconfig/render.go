@@ -21,6 +21,10 @@ import (
 // 127.0.0.1 so its /metrics (and its gates) can be read from the host.
 const SchedulerMetricsPort = 10259
 
+// NoKubeProxy is kind's kubeProxyMode that skips kubeadm's kube-proxy
+// addon (kind's v1alpha4 package has no constant for it).
+const NoKubeProxy v1alpha4.ProxyMode = "none"
+
 // PatchesDir is where a node finds its kubeadm patches (kubelet config).
 const PatchesDir = "/kind/ndfq-patches"
 
@@ -52,6 +56,10 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 		TypeMeta:   v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 		Name:       ClusterName(t),
 		Networking: v1alpha4.Networking{DisableDefaultCNI: true},
+	}
+	if _, ok := t.DeploysKubeProxy(); ok {
+		// kind then skips kubeadm's kube-proxy addon; lifecycle deploys the topology's.
+		cfg.Networking.KubeProxyMode = NoKubeProxy
 	}
 	cp := t.Pools()[0].Kind()
 	cpImage, ok := o.Images[cp]

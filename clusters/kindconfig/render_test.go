@@ -181,3 +181,29 @@ func TestRenderHAControlPlane(t *testing.T) {
 		t.Errorf("kind names the third control-plane node %s", got)
 	}
 }
+
+// A variant control plane: its nodes get the variant image, and kind skips
+// kubeadm's kube-proxy (ndfq deploys the topology's own).
+func TestRenderVariantControlPlane(t *testing.T) {
+	top, err := topology.Load("next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imgs := images()
+	variant := topology.NodeKind{Version: "v1.37.2", Runtime: fixtures.DefaultRuntime, ControlPlane: "v1.38.0-beta.0"}
+	imgs[variant] = "ndfq/node:v1.38.0-beta.0-kubelet-v1.37.2"
+	cfg, err := Render(top, Options{Images: imgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Nodes[0].Image != imgs[variant] || cfg.Nodes[1].Image != "ndfq/node:v1.37.2" {
+		t.Errorf("control plane on %s, first worker on %s", cfg.Nodes[0].Image, cfg.Nodes[1].Image)
+	}
+	if cfg.Networking.KubeProxyMode != NoKubeProxy {
+		t.Errorf("kubeProxyMode %q, want kind to skip kubeadm's kube-proxy", cfg.Networking.KubeProxyMode)
+	}
+	def, _ := topology.Load("skew-1.37")
+	if cfg, _ := Render(def, Options{Images: images()}); cfg.Networking.KubeProxyMode != "" {
+		t.Errorf("skew-1.37 runs kubeadm's kube-proxy, got mode %q", cfg.Networking.KubeProxyMode)
+	}
+}

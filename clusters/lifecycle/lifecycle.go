@@ -189,8 +189,19 @@ func (c *Cluster) create(ctx context.Context, raw []byte, artifacts string, log 
 	done = log.Step("wait for %d nodes Ready", c.NodeCount())
 	err = c.WaitNodesReady(ctx)
 	done(err)
-	if err != nil || c.Topology == nil || len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
+	if err != nil || c.Topology == nil {
 		return err
+	}
+	if v, ok := c.Topology.DeploysKubeProxy(); ok {
+		done = log.Step("kube-proxy %s (kubeadm %s's addon phase, in place of kubeadm %s's)", v, v, c.Topology.ControlPlaneVersion())
+		err = c.deployKubeProxy(ctx, v)
+		done(err)
+		if err != nil {
+			return err
+		}
+	}
+	if len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
+		return nil
 	}
 	done = log.Step("extra schedulers %s", c.Topology.ExtraSchedulerNames())
 	err = c.startExtraSchedulers(ctx)

@@ -145,6 +145,17 @@ func refusedModules(out string) []string {
 	return mods
 }
 
+// olderKubeletHint points at the topology fields that run a control plane
+// whose own kubelet or kube-proxy cannot be built over older ones.
+func olderKubeletHint(rootModule string, pkgs []string) string {
+	for _, p := range pkgs {
+		if rootModule == "k8s.io/kubernetes" && (path.Base(p) == Kubelet || path.Base(p) == KubeProxy) {
+			return "; its control plane can still run over an older kubelet and kube-proxy: set controlPlane.kubeletVersion and controlPlane.kubeProxyVersion (as clusters/topologies/next.yaml does)"
+		}
+	}
+	return ""
+}
+
 func runGo(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return gotool.Run(ctx, dir, nil, args...)
 }
@@ -181,8 +192,8 @@ func (b *Builder) wrapperModule(ctx context.Context, rootModule, rootVersion str
 		}
 		if _, err = runGo(ctx, dir, "mod", "tidy"); err != nil {
 			if missing := refusedModules(err.Error()); len(missing) > 0 {
-				return fmt.Errorf("%s@%s cannot be built here: the Go module proxy does not serve %s, needed by the wrapper module of %s (one module for all of them: one importer is enough to stop every one): %w",
-					rootModule, rootVersion, strings.Join(missing, ", "), strings.Join(pkgs, ", "), err)
+				return fmt.Errorf("%s@%s cannot be built here: the Go module proxy does not serve %s, needed by the wrapper module of %s (one module for all of them: one importer is enough to stop every one)%s: %w",
+					rootModule, rootVersion, strings.Join(missing, ", "), strings.Join(pkgs, ", "), olderKubeletHint(rootModule, pkgs), err)
 			}
 			return err
 		}

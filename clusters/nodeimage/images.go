@@ -106,9 +106,10 @@ func (b *Builder) controlPlaneImages(ctx context.Context, v kubeversion.Version,
 	return append(out, a), err
 }
 
-// sharedImages are on every node: each control plane's kube-proxy (it
-// runs Debian's iptables, so its image is the base root file system plus
-// the binary) and CoreDNS, pause under every tag, and the test image.
+// sharedImages are on every node: the plan's kube-proxy (it runs
+// Debian's iptables, so its image is the base root file system plus the
+// binary), each control plane's CoreDNS, pause under every tag, and the
+// test image.
 func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion.Version]map[string]string, rootfsTar, kindDir string) ([]string, error) {
 	sandbox, err := sandboxImage(kindDir)
 	if err != nil {
@@ -116,12 +117,11 @@ func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion
 	}
 	pauseTags := map[string]bool{sandbox: true}
 	var out []string
-	for _, v := range p.ControlPlaneVersions {
+	for _, v := range p.KubeProxyVersions {
 		refs, err := kubeadmImages(ctx, bins[v][Kubeadm], v)
 		if err != nil {
 			return nil, err
 		}
-		pauseTags[refs["pause"]] = true
 		proxy := bins[v][KubeProxy]
 		a, err := b.archive(refs[KubeProxy], Key("proxy-image", refs[KubeProxy], binaryKey(proxy), binaryKey(rootfsTar)), func() (imageSpec, error) {
 			base, err := tarball.LayerFromFile(rootfsTar)
@@ -134,11 +134,18 @@ func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion
 			return nil, err
 		}
 		out = append(out, a)
+	}
+	for _, v := range p.ControlPlaneVersions {
+		refs, err := kubeadmImages(ctx, bins[v][Kubeadm], v)
+		if err != nil {
+			return nil, err
+		}
+		pauseTags[refs["pause"]] = true
 		dns, err := b.BuildPrograms(ctx, []GoProgram{CoreDNS(tagOf(refs["coredns"]))})
 		if err != nil {
 			return nil, err
 		}
-		a, err = b.archive(refs["coredns"], Key("coredns-image", refs["coredns"], binaryKey(dns["coredns"])),
+		a, err := b.archive(refs["coredns"], Key("coredns-image", refs["coredns"], binaryKey(dns["coredns"])),
 			binaryImage([]string{refs["coredns"]}, dns["coredns"], "/coredns", []string{"/coredns"}))
 		if err != nil {
 			return nil, err

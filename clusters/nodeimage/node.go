@@ -21,13 +21,21 @@ import (
 // other versions (OtherKubeletsDir/v1.35.4/kubelet) for in-place swaps.
 const OtherKubeletsDir = "/opt/ndfq/kubelet"
 
+// OtherKubeadmsDir holds, inside a control-plane node, the kubeadms of the
+// kube-proxy versions ndfq deploys (OtherKubeadmsDir/v1.37.2/kubeadm).
+const OtherKubeadmsDir = "/opt/ndfq/kubeadm"
+
 type nodeImageSpec struct {
-	Version       kubeversion.Version
-	Base          string
-	Binaries      map[string]string
-	OtherKubelets map[kubeversion.Version]string
-	Archives      []string
-	ControlPlane  bool
+	// Version is kind's: kubeadm's, and the control plane's on a control-plane image.
+	Version kubeversion.Version
+	// KubeletVersion is set on a variant image whose kubelet is older.
+	KubeletVersion kubeversion.Version
+	Base           string
+	Binaries       map[string]string
+	OtherKubelets  map[kubeversion.Version]string
+	OtherKubeadms  map[kubeversion.Version]string
+	Archives       []string
+	ControlPlane   bool
 	// Runtime names a runtime other than the base image's; RuntimeFiles
 	// are its binaries by node path.
 	Runtime      string
@@ -49,6 +57,13 @@ func (s nodeImageSpec) key() string {
 	}
 	sort.Strings(archives)
 	key := Key("node", s.Version, s.Base, bins, others, archives, s.ControlPlane)
+	if s.KubeletVersion != "" || len(s.OtherKubeadms) > 0 { // keeps the keys of images built before these fields
+		kubeadms := map[string]string{}
+		for v, p := range s.OtherKubeadms {
+			kubeadms[string(v)] = binaryKey(p)
+		}
+		key = Key(key, s.KubeletVersion, kubeadms)
+	}
 	if s.Runtime != "" {
 		files := map[string]string{}
 		for dst, p := range s.RuntimeFiles {
@@ -59,12 +74,17 @@ func (s nodeImageSpec) key() string {
 	return key
 }
 
-// tag is the node image's tag: version, runtime where not the base's, key.
+// tag is the node image's tag: version, the kubelet's where older,
+// runtime where not the base's, key.
 func (s nodeImageSpec) tag() string {
-	if s.Runtime != "" {
-		return fmt.Sprintf("%s:%s-%s-%s", NodeImageName, s.Version, s.Runtime, s.key()[:12])
+	tag := string(s.Version)
+	if s.KubeletVersion != "" {
+		tag += "-kubelet-" + string(s.KubeletVersion)
 	}
-	return fmt.Sprintf("%s:%s-%s", NodeImageName, s.Version, s.key()[:12])
+	if s.Runtime != "" {
+		tag += "-" + s.Runtime
+	}
+	return fmt.Sprintf("%s:%s-%s", NodeImageName, tag, s.key()[:12])
 }
 
 // nodeImage stages binaries into the base image and preloads every image
@@ -101,6 +121,11 @@ func (b *Builder) assembleNode(ctx context.Context, s nodeImageSpec, image, name
 	}
 	for _, v := range slices.Sorted(maps.Keys(s.OtherKubelets)) {
 		if err := cp(s.OtherKubelets[v], fmt.Sprintf("%s/%s/kubelet", OtherKubeletsDir, v)); err != nil {
+			return err
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(s.OtherKubeadms)) {
+		if err := cp(s.OtherKubeadms[v], fmt.Sprintf("%s/%s/kubeadm", OtherKubeadmsDir, v)); err != nil {
 			return err
 		}
 	}

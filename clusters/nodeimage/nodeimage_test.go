@@ -155,9 +155,65 @@ func TestPlanForTopology(t *testing.T) {
 	if p.isControlPlane("v1.35.4") || !p.isControlPlane("v1.37.2") {
 		t.Error("only the control plane's version carries control-plane binaries")
 	}
+	if got := fmt.Sprint(p.components("v1.37.2")); got != "[kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy]" {
+		t.Errorf("the control plane's version builds %s", got)
+	}
 	// The base runtime's images for every version, and one variant for runtime-v2.
 	if got := fmt.Sprint(p.Kinds()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.37.2+containerd-2.4.2]" {
 		t.Errorf("node images %s", got)
+	}
+}
+
+// A control plane whose nodes run an older kubelet: its own kubelet and
+// kube-proxy are never built, the older kube-proxy goes on every node, and
+// the control plane's image is the variant.
+func TestPlanForVariantControlPlane(t *testing.T) {
+	top, err := topology.Load("next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PlanFor(top)
+	if got := fmt.Sprint(p.NodeVersions); got != "[v1.35.4 v1.36.3 v1.37.2]" {
+		t.Errorf("kubelet versions %s: the control plane's own kubelet must not be built", got)
+	}
+	if got := fmt.Sprint(p.Kinds()); got != "[v1.35.4 v1.36.3 v1.37.2 v1.38.0-beta.0 control plane, kubelet v1.37.2]" {
+		t.Errorf("node images %s", got)
+	}
+	want := map[kubeversion.Version]string{
+		"v1.35.4":        "[kubelet kubeadm]",
+		"v1.36.3":        "[kubelet kubeadm]",
+		"v1.37.2":        "[kubelet kubeadm kube-proxy]",
+		"v1.38.0-beta.0": "[kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler]",
+	}
+	for _, v := range p.versions() {
+		if got := fmt.Sprint(p.components(v)); got != want[v] {
+			t.Errorf("%s builds %s, want %s", v, got, want[v])
+		}
+	}
+	bins := map[kubeversion.Version]map[string]string{
+		"v1.37.2":        {Kubelet: "/c/a/kubelet", Kubeadm: "/c/b/kubeadm", KubeProxy: "/c/c/kube-proxy"},
+		"v1.38.0-beta.0": {Kubeadm: "/c/d/kubeadm", KubeAPIServer: "/c/e/kube-apiserver"},
+	}
+	k := p.Variants[0]
+	base := nodeImageSpec{Version: "v1.37.2", Base: "b", OtherKubelets: otherKubelets(bins, "v1.37.2")}
+	s := p.variantSpec(k, base, bins, []string{"/c/f/image.tar"})
+	if s.Version != "v1.38.0-beta.0" || s.KubeletVersion != "v1.37.2" || !s.ControlPlane ||
+		s.Binaries[Kubelet] != "/c/a/kubelet" || s.Binaries[Kubeadm] != "/c/d/kubeadm" || s.OtherKubeadms["v1.37.2"] != "/c/b/kubeadm" {
+		t.Errorf("variant spec %+v", s)
+	}
+	if len(s.OtherKubelets) != 0 {
+		t.Errorf("a control plane without its own kubelet offers none to swap in: %v", s.OtherKubelets)
+	}
+	if !strings.HasPrefix(s.tag(), NodeImageName+":v1.38.0-beta.0-kubelet-v1.37.2-") {
+		t.Errorf("tag %s", s.tag())
+	}
+	if bins["v1.38.0-beta.0"][Kubelet] != "" {
+		t.Error("the variant spec must not write into the control plane's binaries")
+	}
+	// Images built before these fields keep their keys.
+	plain := nodeImageSpec{Version: "v1.37.2", Base: "b", Binaries: bins["v1.37.2"]}
+	if plain.key() != Key("node", plain.Version, "b", map[string]string{Kubelet: "a", Kubeadm: "b", KubeProxy: "c"}, map[string]string{}, []string(nil), false) {
+		t.Error("a node image without a variant kubelet or extra kubeadms must keep its key")
 	}
 }
 

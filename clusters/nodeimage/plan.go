@@ -3,6 +3,7 @@ package nodeimage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,41 +20,56 @@ import (
 
 // Plan is what one build must produce: a node image for every kubelet
 // version, where every control-plane version can run the control plane
-// and every node can run the control planes' kube-proxy and CoreDNS.
+// and every node can run the plan's kube-proxy and CoreDNS.
 type Plan struct {
 	NodeVersions         []kubeversion.Version
 	ControlPlaneVersions []kubeversion.Version
-	// Variants are kubelet versions that also need an image with another
-	// runtime than the base image's (topology pools that name one).
+	// Variants are node kinds beside the base images: a kubelet version on
+	// another runtime, or a control plane with an older kubelet (its
+	// ControlPlane set), whose own kubelet need not be built.
 	Variants []topology.NodeKind
+	// KubeProxyVersions are the kube-proxy images every node carries; none
+	// means the control planes' own.
+	KubeProxyVersions []kubeversion.Version
 	// LoadBalancer is kind's image in front of several control-plane nodes.
 	LoadBalancer bool
 }
 
-// Normalize sorts and dedupes, and makes every control-plane version a node version.
+func uniqVersions(vs []kubeversion.Version) []kubeversion.Version {
+	out := slices.Clone(vs)
+	slices.SortFunc(out, kubeversion.Compare)
+	return slices.Compact(out)
+}
+
+// Normalize sorts and dedupes, and makes every control-plane version a
+// node version unless a variant gives it another kubelet.
 func (p Plan) Normalize() Plan {
-	uniq := func(vs []kubeversion.Version) []kubeversion.Version {
-		seen := map[kubeversion.Version]bool{}
-		var out []kubeversion.Version
-		for _, v := range vs {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-		sort.Slice(out, func(i, j int) bool { return kubeversion.Compare(out[i], out[j]) < 0 })
-		return out
-	}
-	nodes := append(append([]kubeversion.Version{}, p.NodeVersions...), p.ControlPlaneVersions...)
+	nodes := slices.Clone(p.NodeVersions)
 	var variants []topology.NodeKind
+	withOtherKubelet := map[kubeversion.Version]bool{}
 	for _, k := range p.Variants {
-		if k.Runtime != fixtures.DefaultRuntime && !slices.Contains(variants, k) {
+		if (k.Runtime != fixtures.DefaultRuntime || k.ControlPlane != "") && !slices.Contains(variants, k) {
 			variants = append(variants, k)
 			nodes = append(nodes, k.Version)
 		}
+		if k.ControlPlane != "" {
+			withOtherKubelet[k.ControlPlane] = true
+		}
+	}
+	for _, v := range p.ControlPlaneVersions {
+		if !withOtherKubelet[v] {
+			nodes = append(nodes, v)
+		}
 	}
 	sort.Slice(variants, func(i, j int) bool { return variants[i].String() < variants[j].String() })
-	return Plan{NodeVersions: uniq(nodes), ControlPlaneVersions: uniq(p.ControlPlaneVersions), Variants: variants, LoadBalancer: p.LoadBalancer}
+	proxies := p.KubeProxyVersions
+	if len(proxies) == 0 {
+		proxies = p.ControlPlaneVersions
+	}
+	return Plan{
+		NodeVersions: uniqVersions(nodes), ControlPlaneVersions: uniqVersions(p.ControlPlaneVersions),
+		Variants: variants, KubeProxyVersions: uniqVersions(proxies), LoadBalancer: p.LoadBalancer,
+	}
 }
 
 // Kinds are every node image the plan makes: each version on the base
@@ -65,6 +81,34 @@ func (p Plan) Kinds() []topology.NodeKind {
 		out = append(out, topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime})
 	}
 	return append(out, p.Variants...)
+}
+
+// components are the Kubernetes binaries built of version v: a kubelet
+// version's node components, a control plane's, a kube-proxy's.
+func (p Plan) components(v kubeversion.Version) []string {
+	var want []string
+	if slices.Contains(p.NodeVersions, v) {
+		want = append(want, NodeComponents...)
+	}
+	if p.isControlPlane(v) {
+		want = append(want, Kubeadm, Kubectl, KubeAPIServer, KubeControllerManager, KubeScheduler)
+	}
+	if slices.Contains(p.KubeProxyVersions, v) {
+		want = append(want, Kubeadm, KubeProxy)
+	}
+	// One order for every plan: the wrapper module's key is the set.
+	var out []string
+	for _, c := range append(append([]string{}, NodeComponents...), ControlPlaneComponents...) {
+		if slices.Contains(want, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// versions are every version something is built of.
+func (p Plan) versions() []kubeversion.Version {
+	return uniqVersions(slices.Concat(p.NodeVersions, p.ControlPlaneVersions, p.KubeProxyVersions))
 }
 
 func (p Plan) isControlPlane(v kubeversion.Version) bool {
@@ -107,36 +151,38 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 		return nil, err
 	}
 	bins := map[kubeversion.Version]map[string]string{}
-	for _, v := range p.NodeVersions {
-		comps := append([]string{}, NodeComponents...)
-		if p.isControlPlane(v) {
-			comps = append(comps, ControlPlaneComponents...)
-		}
-		paths, err := b.BuildPrograms(ctx, KubernetesPrograms(v, comps))
+	for _, v := range p.versions() {
+		paths, err := b.BuildPrograms(ctx, KubernetesPrograms(v, p.components(v)))
 		if err != nil {
 			return nil, err
 		}
 		bins[v] = paths
 	}
-	// Images every node carries: the control planes' kube-proxy and CoreDNS,
-	// every pause tag, and the suites' test image.
+	// Images every node carries: the plan's kube-proxy, the control planes'
+	// CoreDNS, every pause tag, and the suites' test image.
 	shared, err := b.sharedImages(ctx, p, bins, rootfsTar, kindDir)
 	if err != nil {
 		return nil, err
 	}
+	cpImages := map[kubeversion.Version][]string{}
+	for _, v := range p.ControlPlaneVersions {
+		if cpImages[v], err = b.controlPlaneImages(ctx, v, bins[v]); err != nil {
+			return nil, err
+		}
+	}
 	out := Result{}
 	for _, v := range p.NodeVersions {
-		archives := append([]string{}, shared...)
-		if p.isControlPlane(v) {
-			cp, err := b.controlPlaneImages(ctx, v, bins[v])
-			if err != nil {
-				return nil, err
-			}
-			archives = append(archives, cp...)
+		archives := append(slices.Clone(shared), cpImages[v]...)
+		binaries := bins[v]
+		if !p.isControlPlane(v) {
+			binaries = only(binaries, NodeComponents) // not a kube-proxy built for the others
 		}
 		spec := nodeImageSpec{
-			Version: v, Base: base, Binaries: bins[v], OtherKubelets: otherKubelets(bins, v),
+			Version: v, Base: base, Binaries: binaries, OtherKubelets: otherKubelets(bins, v),
 			Archives: archives, ControlPlane: p.isControlPlane(v),
+		}
+		if spec.ControlPlane {
+			spec.OtherKubeadms = p.kubeProxyKubeadms(bins, v)
 		}
 		img, err := b.nodeImage(ctx, spec)
 		if err != nil {
@@ -145,6 +191,12 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 		out[topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}] = img
 		for _, k := range p.Variants {
 			if k.Version != v {
+				continue
+			}
+			if k.ControlPlane != "" {
+				if out[k], err = b.nodeImage(ctx, p.variantSpec(k, spec, bins, append(slices.Clone(shared), cpImages[k.ControlPlane]...))); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			spec.Runtime = k.Runtime
@@ -172,11 +224,45 @@ func (b *Builder) runtimeFiles(ctx context.Context, name string) (map[string]str
 	return rb.place(bins), nil
 }
 
+// variantSpec is a control plane's image with an older kubelet, made
+// from that kubelet's base image spec: the control plane's binaries and
+// kubeadm, the kubelet of k.Version, and the control plane's images.
+func (p Plan) variantSpec(k topology.NodeKind, kubelet nodeImageSpec, bins map[kubeversion.Version]map[string]string, archives []string) nodeImageSpec {
+	binaries := maps.Clone(bins[k.ControlPlane])
+	binaries[Kubelet] = bins[k.Version][Kubelet]
+	return nodeImageSpec{
+		Version: k.ControlPlane, KubeletVersion: k.Version, Base: kubelet.Base, Binaries: binaries,
+		OtherKubelets: kubelet.OtherKubelets, OtherKubeadms: p.kubeProxyKubeadms(bins, k.ControlPlane),
+		Archives: archives, ControlPlane: true,
+	}
+}
+
+// kubeProxyKubeadms are, on a control plane's image, the kubeadms of the
+// kube-proxy versions that are not its own: ndfq runs their addon phase.
+func (p Plan) kubeProxyKubeadms(bins map[kubeversion.Version]map[string]string, cp kubeversion.Version) map[kubeversion.Version]string {
+	out := map[kubeversion.Version]string{}
+	for _, v := range p.KubeProxyVersions {
+		if v != cp {
+			out[v] = bins[v][Kubeadm]
+		}
+	}
+	return out
+}
+
+func only(bins map[string]string, names []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		out[n] = bins[n]
+	}
+	return out
+}
+
+// otherKubelets are the kubelets of every version but v that has one.
 func otherKubelets(bins map[kubeversion.Version]map[string]string, v kubeversion.Version) map[kubeversion.Version]string {
 	out := map[kubeversion.Version]string{}
 	for o, paths := range bins {
-		if o != v {
-			out[o] = paths[Kubelet]
+		if k, ok := paths[Kubelet]; ok && o != v {
+			out[o] = k
 		}
 	}
 	return out
@@ -233,6 +319,7 @@ func PlanFor(t *topology.Topology) Plan {
 	p.NodeVersions = t.Versions()
 	p.ControlPlaneVersions = []kubeversion.Version{t.ControlPlaneVersion()}
 	p.Variants = t.Kinds()
+	p.KubeProxyVersions = []kubeversion.Version{t.KubeProxyVersion()}
 	p.LoadBalancer = t.ControlPlaneCount() > 1
 	return p.Normalize()
 }

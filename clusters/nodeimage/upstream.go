@@ -31,7 +31,7 @@ var upstreamImages = map[kubeversion.Version]string{
 func (b *Builder) PullUpstream(ctx context.Context, p Plan) (Result, error) {
 	p = p.Normalize()
 	if len(p.Variants) > 0 {
-		return nil, fmt.Errorf("--source=upstream: kind's images run kind's own containerd, not %s: use --source=offline", p.Variants[0])
+		return nil, fmt.Errorf("--source=upstream: kind's images carry one Kubernetes version and kind's own containerd, not %s: use --source=offline", p.Variants[0])
 	}
 	out := Result{}
 	var missing []string

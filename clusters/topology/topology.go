@@ -41,6 +41,16 @@ type Topology struct {
 // ControlPlane is the control-plane nodes and their components.
 type ControlPlane struct {
 	Version string `yaml:"version"`
+	// KubeletVersion is the control-plane nodes' kubelet when it is older
+	// than the control plane: a variant node image (kinder's term) with
+	// kubeadm and the control plane of Version and the kubelet of this
+	// version, for a pre-release whose own kubelet cannot be built here or
+	// a fleet that upgrades control planes first. "" is Version.
+	KubeletVersion string `yaml:"kubeletVersion,omitempty"`
+	// KubeProxyVersion is a kube-proxy ndfq deploys itself, in place of
+	// kubeadm's own of Version (kind's kubeProxyMode none; kubeadm's
+	// kube-proxy addon phase of this version). "" or Version is kubeadm's.
+	KubeProxyVersion string `yaml:"kubeProxyVersion,omitempty"`
 	// Count is how many control-plane nodes run (0 means 1). Two or more
 	// are an HA control plane: every node runs an apiserver and an etcd
 	// member, and kind puts its load balancer in front of the apiservers.
@@ -95,6 +105,9 @@ type Pool struct {
 	// Runtime is the container runtime release of the pool's node image
 	// (fixtures.Runtimes); "" is fixtures.DefaultRuntime.
 	Runtime string `yaml:"runtime,omitempty"`
+	// variantOf is, on the control-plane pool of a variant node image, the
+	// control plane's version (its kubelet is Version).
+	variantOf kubeversion.Version
 }
 
 var shipped = clusters.Topologies
@@ -193,11 +206,17 @@ func (t *Topology) Validate() error {
 	if c := t.ControlPlane.Count; c < 0 || c > maxControlPlaneNodes {
 		add("controlPlane.count %d must be between 1 and %d (0 means 1)", c, maxControlPlaneNodes)
 	}
+	cpKubelet := cp
 	if err == nil {
 		p = append(p, checkComponent("controlPlane.apiServer", cpMinor, t.ControlPlane.APIServer)...)
 		p = append(p, checkComponent("controlPlane.scheduler", cpMinor, t.ControlPlane.Scheduler)...)
-		p = append(p, checkKubelet("controlPlane.kubelet", cpMinor, t.ControlPlane.Kubelet)...)
 		p = append(p, checkExtraSchedulers(cpMinor, t.ControlPlane.ExtraSchedulers)...)
+		var problems []string
+		cpKubelet, problems = checkControlPlaneKubelet(cp, t.ControlPlane.KubeletVersion)
+		p = append(p, problems...)
+		if cpKubelet != "" {
+			p = append(p, checkKubelet("controlPlane.kubelet", cpKubelet.Minor(), t.ControlPlane.Kubelet)...)
+		}
 	}
 	if len(t.Workers) == 0 {
 		add("workers: at least one pool is needed")
@@ -238,10 +257,93 @@ func (t *Topology) Validate() error {
 			add("%s.runtime: %v", where, err)
 		}
 	}
+	if cp != "" && cpKubelet != "" {
+		p = append(p, checkKubeProxy(cp, t.ControlPlane.KubeProxyVersion)...)
+	}
 	if len(p) > 0 {
 		return &ValidationError{Problems: p}
 	}
 	return nil
+}
+
+// checkControlPlaneKubelet returns the control-plane nodes' kubelet
+// version: kubeadm there is the control plane's, and kubeadm, like the
+// apiserver, takes a kubelet at most three minors older and never newer.
+func checkControlPlaneKubelet(cp kubeversion.Version, field string) (kubeversion.Version, []string) {
+	if field == "" {
+		return cp, nil
+	}
+	v, err := kubeversion.Parse(field)
+	if err != nil {
+		return "", []string{"controlPlane.kubeletVersion: " + err.Error()}
+	}
+	if err := fixtures.KnownMinor(v.Minor()); err != nil {
+		return "", []string{fmt.Sprintf("controlPlane.kubeletVersion %s: %v", field, err)}
+	}
+	if msg := kubeletSkew(cp, v); msg != "" {
+		return "", []string{fmt.Sprintf("controlPlane.kubeletVersion: %s (kubeadm %s runs beside it)", msg, cp)}
+	}
+	return v, nil
+}
+
+// checkKubeProxy applies the skew policy to a kube-proxy ndfq deploys:
+// never newer than the apiserver and at most three minors older (every
+// kubelet is in that range too, so it is within three minors of each).
+func checkKubeProxy(cp kubeversion.Version, field string) []string {
+	if field == "" {
+		return nil
+	}
+	v, err := kubeversion.Parse(field)
+	if err != nil {
+		return []string{"controlPlane.kubeProxyVersion: " + err.Error()}
+	}
+	if err := fixtures.KnownMinor(v.Minor()); err != nil {
+		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s: %v", field, err)}
+	}
+	behind, _ := kubeversion.MinorsBehind(v.Minor(), cp.Minor())
+	switch {
+	case behind < 0:
+		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s is newer than kube-apiserver %s (the version skew policy forbids it)", v, cp)}
+	case behind > 3:
+		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", v, behind, cp)}
+	}
+	return nil
+}
+
+// DeploysKubeProxy says whether ndfq deploys kube-proxy itself, and which
+// version, instead of kubeadm's of the control plane's version.
+func (t *Topology) DeploysKubeProxy() (kubeversion.Version, bool) {
+	v := t.KubeProxyVersion()
+	return v, v != t.ControlPlaneVersion()
+}
+
+// KubeProxyVersion is the kube-proxy every node runs (validated by Load).
+func (t *Topology) KubeProxyVersion() kubeversion.Version {
+	if t.ControlPlane.KubeProxyVersion == "" {
+		return t.ControlPlaneVersion()
+	}
+	return kubeversion.MustParse(t.ControlPlane.KubeProxyVersion)
+}
+
+// ControlPlaneKubeletVersion is the control-plane nodes' kubelet (validated by Load).
+func (t *Topology) ControlPlaneKubeletVersion() kubeversion.Version {
+	if t.ControlPlane.KubeletVersion == "" {
+		return t.ControlPlaneVersion()
+	}
+	return kubeversion.MustParse(t.ControlPlane.KubeletVersion)
+}
+
+// ControlPlaneNotes say, for a report, what about the control plane is not
+// what kubeadm alone would have set up.
+func (t *Topology) ControlPlaneNotes() []string {
+	var out []string
+	if k := t.ControlPlaneKubeletVersion(); k != t.ControlPlaneVersion() {
+		out = append(out, fmt.Sprintf("its nodes run kubelet %s under kubeadm %s (a variant node image)", k, t.ControlPlaneVersion()))
+	}
+	if v, ok := t.DeploysKubeProxy(); ok {
+		out = append(out, fmt.Sprintf("kube-proxy %s on every node, deployed by ndfq through kubeadm %s's addon phase in place of kubeadm %s's own", v, v, t.ControlPlaneVersion()))
+	}
+	return out
 }
 
 // maxControlPlaneNodes bounds an HA control plane on one 2-core machine:
@@ -319,10 +421,10 @@ func checkKubelet(where, minor string, k Kubelet) []string {
 	return p
 }
 
-// Versions lists every Kubernetes version the topology runs, oldest first.
+// Versions lists every kubelet version the topology runs, oldest first.
 func (t *Topology) Versions() []kubeversion.Version {
-	set := map[kubeversion.Version]bool{t.ControlPlaneVersion(): true}
-	for _, pool := range t.Workers {
+	set := map[kubeversion.Version]bool{}
+	for _, pool := range t.Pools() {
 		set[pool.PoolVersion()] = true
 	}
 	return slices.SortedFunc(maps.Keys(set), kubeversion.Compare)
@@ -339,6 +441,9 @@ func (p Pool) PoolVersion() kubeversion.Version { return kubeversion.MustParse(p
 // Pools is the control-plane nodes as a pool, then the worker pools.
 func (t *Topology) Pools() []Pool {
 	cp := Pool{Name: ControlPlanePool, Count: t.ControlPlaneCount(), Version: t.ControlPlane.Version, Kubelet: t.ControlPlane.Kubelet}
+	if k := t.ControlPlaneKubeletVersion(); k != t.ControlPlaneVersion() {
+		cp.Version, cp.variantOf = t.ControlPlane.KubeletVersion, t.ControlPlaneVersion()
+	}
 	return append([]Pool{cp}, t.Workers...)
 }
 
@@ -356,22 +461,30 @@ func (p Pool) RuntimeRelease() fixtures.RuntimeRelease {
 	return r
 }
 
-// NodeKind is what a node image is made for: a kubelet version and a runtime.
+// NodeKind is what a node image is made for: a kubelet version and a
+// runtime, and for a variant image the control plane (and kubeadm) it
+// carries beside an older kubelet.
 type NodeKind struct {
 	Version kubeversion.Version
 	Runtime string // fixtures.Runtimes name; never ""
+	// ControlPlane is "" unless the image is a variant.
+	ControlPlane kubeversion.Version
 }
 
 func (k NodeKind) String() string {
-	if k.Runtime == fixtures.DefaultRuntime {
-		return string(k.Version)
+	s := string(k.Version)
+	if k.Runtime != fixtures.DefaultRuntime {
+		s += "+" + k.Runtime
 	}
-	return string(k.Version) + "+" + k.Runtime
+	if k.ControlPlane != "" {
+		s = string(k.ControlPlane) + " control plane, kubelet " + s
+	}
+	return s
 }
 
 // Kind is the node image the pool's nodes run.
 func (p Pool) Kind() NodeKind {
-	return NodeKind{Version: p.PoolVersion(), Runtime: p.RuntimeRelease().Name}
+	return NodeKind{Version: p.PoolVersion(), Runtime: p.RuntimeRelease().Name, ControlPlane: p.variantOf}
 }
 
 // Kinds lists every node image the topology runs, in Versions order
@@ -385,7 +498,10 @@ func (t *Topology) Kinds() []NodeKind {
 		if c := kubeversion.Compare(a.Version, b.Version); c != 0 {
 			return c
 		}
-		return strings.Compare(runtimeRank(a), runtimeRank(b))
+		if c := strings.Compare(runtimeRank(a), runtimeRank(b)); c != 0 {
+			return c
+		}
+		return kubeversion.Compare(a.ControlPlane, b.ControlPlane)
 	})
 }
 

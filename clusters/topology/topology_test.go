@@ -110,6 +110,22 @@ func TestValidationRefusesBadInput(t *testing.T) {
 			"controlPlane.count -1 must be between 1 and 3"},
 		{"extra scheduler field misspelt", extra("{name: batch, ignoreDeclarations: true}"),
 			"field ignoreDeclarations not found in type topology.ExtraScheduler"},
+		{"control-plane kubelet newer than kubeadm", variant("1.37.2", "1.38.0-beta.0", ""),
+			"controlPlane.kubeletVersion: kubelet v1.38.0-beta.0 is newer than kube-apiserver v1.37.2 (the version skew policy forbids it) (kubeadm v1.37.2 runs beside it)"},
+		{"control-plane kubelet four minors older", variant("1.38.0-beta.0", "1.34.4", ""),
+			"controlPlane.kubeletVersion: kubelet v1.34.4 is 4 minors older than kube-apiserver v1.38.0-beta.0"},
+		{"control-plane kubelet not a version", variant("1.38.0-beta.0", "1.37", ""),
+			`controlPlane.kubeletVersion: "1.37" is not a Kubernetes release version`},
+		{"control-plane kubelet of a minor without an oracle", variant("1.37.2", "1.33.0", ""),
+			"controlPlane.kubeletVersion 1.33.0: ndfq has no oracle for Kubernetes 1.33"},
+		{"control-plane kubelet gate unknown to its minor", "name: t\ncontrolPlane:\n  version: 1.37.2\n  kubeletVersion: 1.34.4\n  kubelet: {featureGates: {NodeDeclaredFeatures: true}}\nworkers:\n  - {name: a, count: 1, version: 1.37.2}\n",
+			"controlPlane.kubelet.featureGates: unrecognized feature gate: NodeDeclaredFeatures (Kubernetes 1.34 does not have it)"},
+		{"kube-proxy newer than the apiserver", variant("1.37.2", "", "1.38.0-beta.0"),
+			"controlPlane.kubeProxyVersion v1.38.0-beta.0 is newer than kube-apiserver v1.37.2"},
+		{"kube-proxy four minors older", variant("1.38.0-beta.0", "1.37.2", "1.34.4"),
+			"controlPlane.kubeProxyVersion v1.34.4 is 4 minors older than kube-apiserver v1.38.0-beta.0"},
+		{"kube-proxy not a version", variant("1.37.2", "", "latest"),
+			`controlPlane.kubeProxyVersion: "latest" is not a Kubernetes release version`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -122,6 +138,19 @@ func TestValidationRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// variant is a topology whose control-plane nodes run kubelet k and whose
+// kube-proxy ndfq deploys at version proxy ("" for the defaults).
+func variant(cp, k, proxy string) string {
+	y := "name: t\ncontrolPlane:\n  version: " + cp + "\n"
+	if k != "" {
+		y += "  kubeletVersion: " + k + "\n"
+	}
+	if proxy != "" {
+		y += "  kubeProxyVersion: " + proxy + "\n"
+	}
+	return y + "workers:\n  - {name: a, count: 1, version: 1.37.2}\n"
 }
 
 // extra is a valid topology with these controlPlane.extraSchedulers.
@@ -171,5 +200,42 @@ func TestLoadWithControlPlaneVersion(t *testing.T) {
 	}
 	if _, err := LoadWith("next", "1.39.0-alpha.1"); err == nil || !strings.Contains(err.Error(), "no oracle for Kubernetes 1.39") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// next runs a 1.38 control plane whose nodes carry the 1.37 kubelet, and
+// the 1.37 kube-proxy: its kubelets and node kinds are those, not 1.38.
+func TestNextRunsAVariantControlPlane(t *testing.T) {
+	top, err := Load("next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(top.Versions()); got != "[v1.35.4 v1.36.3 v1.37.2]" {
+		t.Errorf("kubelet versions %s", got)
+	}
+	cp := top.Pools()[0]
+	if cp.PoolVersion() != "v1.37.2" || cp.Intent().Version != "1.37.2" {
+		t.Errorf("control-plane pool runs kubelet %s (oracle %s), want v1.37.2", cp.PoolVersion(), cp.Intent().Version)
+	}
+	if got := fmt.Sprint(top.Kinds()); got != "[v1.35.4 v1.36.3 v1.37.2 v1.38.0-beta.0 control plane, kubelet v1.37.2]" {
+		t.Errorf("node kinds %s", got)
+	}
+	if v, ok := top.DeploysKubeProxy(); !ok || v != "v1.37.2" {
+		t.Errorf("kube-proxy %s deployed by ndfq: %t", v, ok)
+	}
+	if len(top.ControlPlaneNotes()) != 2 {
+		t.Errorf("notes %q", top.ControlPlaneNotes())
+	}
+	def, _ := Load(DefaultName)
+	if _, ok := def.DeploysKubeProxy(); ok || len(def.ControlPlaneNotes()) != 0 || def.Pools()[0].Kind().ControlPlane != "" {
+		t.Errorf("%s runs kubeadm's own kube-proxy and the control plane's kubelet", DefaultName)
+	}
+	// Both fields at the control plane's own version: no variant.
+	same, err := Parse("t.yaml", []byte(variant("1.37.2", "1.37.2", "1.37.2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := same.DeploysKubeProxy(); ok || same.Pools()[0].Kind().ControlPlane != "" {
+		t.Errorf("a control plane of the kubelet's own version is no variant")
 	}
 }

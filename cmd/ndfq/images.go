@@ -102,17 +102,24 @@ func imagePlan(topologies []string, k8sVersion string, versions, controlPlanes [
 		p.NodeVersions = append(p.NodeVersions, tp.NodeVersions...)
 		p.ControlPlaneVersions = append(p.ControlPlaneVersions, tp.ControlPlaneVersions...)
 		p.Variants = append(p.Variants, tp.Variants...)
+		p.KubeProxyVersions = append(p.KubeProxyVersions, tp.KubeProxyVersions...)
 		p.LoadBalancer = p.LoadBalancer || tp.LoadBalancer
 	}
 	if err := parse(versions, &p.NodeVersions); err != nil {
 		return p, err
 	}
-	if err := parse(controlPlanes, &p.ControlPlaneVersions); err != nil {
+	var flagged []kubeversion.Version
+	if err := parse(controlPlanes, &flagged); err != nil {
 		return p, err
 	}
-	if len(p.ControlPlaneVersions) == 0 && len(p.NodeVersions) > 0 {
+	if len(p.ControlPlaneVersions)+len(flagged) == 0 && len(p.NodeVersions) > 0 {
 		newest := p.Normalize().NodeVersions
-		p.ControlPlaneVersions = newest[len(newest)-1:]
+		flagged = newest[len(newest)-1:]
+	}
+	// A control plane named here runs kubeadm's own kube-proxy.
+	p.ControlPlaneVersions = append(p.ControlPlaneVersions, flagged...)
+	if len(p.KubeProxyVersions) > 0 {
+		p.KubeProxyVersions = append(p.KubeProxyVersions, flagged...)
 	}
 	if len(p.NodeVersions) == 0 {
 		return p, fmt.Errorf("nothing to build: give --topology or --versions")

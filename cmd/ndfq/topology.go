@@ -25,6 +25,9 @@ func topologyCommand() *cobra.Command {
 			if n := t.ControlPlaneCount(); n > 1 {
 				cp = fmt.Sprintf("%s on %d nodes behind a load balancer", cp, n)
 			}
+			for _, note := range t.ControlPlaneNotes() {
+				cp += "; " + note
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "topology %s is valid: %d nodes, control plane %s, kubelets %s\n", t.Name, t.NodeCount(), cp, t.Versions())
 			return nil
 		},

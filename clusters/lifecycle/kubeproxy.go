@@ -1,0 +1,112 @@
+package lifecycle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+
+	appsv1 "k8s.io/api/apps/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/internal/kubeversion"
+	"github.com/ndfq/ndfq/internal/wait"
+)
+
+// kindKubeadmConfig is where kind leaves the kubeadm config it ran.
+const kindKubeadmConfig = "/kind/kubeadm.conf"
+
+// kubeProxyConfig is the config ndfq's kube-proxy addon phase runs with.
+const kubeProxyConfig = "/kind/ndfq-kube-proxy.conf"
+
+// deployKubeProxy runs, on the first control-plane node, the kube-proxy
+// addon phase that kind skipped (kubeProxyMode none), with the kubeadm of
+// version v: kind's own kubeadm config, told that version and kube-proxy's
+// iptables mode. It waits (wait-pod-running) until kube-proxy is available
+// on every node.
+func (c *Cluster) deployKubeProxy(ctx context.Context, v kubeversion.Version) error {
+	cp, err := c.KindNode(kindconfig.NodeName(c.Name, "control-plane", 0))
+	if err != nil {
+		return err
+	}
+	var kindCfg bytes.Buffer
+	if err := cp.CommandContext(ctx, "cat", kindKubeadmConfig).SetStdout(&kindCfg).Run(); err != nil {
+		return fmt.Errorf("read %s on %s: %w", kindKubeadmConfig, cp, err)
+	}
+	cfg, err := kubeProxyPhaseConfig(kindCfg.Bytes(), v)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", kindKubeadmConfig, cp, err)
+	}
+	if err := cp.CommandContext(ctx, "cp", "/dev/stdin", kubeProxyConfig).SetStdin(bytes.NewReader(cfg)).Run(); err != nil {
+		return err
+	}
+	kubeadm := path.Join(nodeimage.OtherKubeadmsDir, string(v), "kubeadm")
+	var out bytes.Buffer
+	if err := cp.CommandContext(ctx, kubeadm, "init", "phase", "addon", "kube-proxy",
+		"--config", kubeProxyConfig, "--kubeconfig", "/etc/kubernetes/admin.conf").SetStdout(&out).SetStderr(&out).Run(); err != nil {
+		return fmt.Errorf("kubeadm %s init phase addon kube-proxy: %w: %s", v, err, out.String())
+	}
+	want := c.NodeCount()
+	return wait.Until(ctx, wait.PodRunning, fmt.Sprintf("kube-proxy %s available on %d nodes", v, want), func(ctx context.Context) (bool, string, error) {
+		var ds appsv1.DaemonSet
+		if err := c.Client.Resources("kube-system").Get(ctx, "kube-proxy", "kube-system", &ds); err != nil {
+			return false, err.Error(), nil
+		}
+		st := ds.Status
+		return int(st.NumberAvailable) == want && st.UpdatedNumberScheduled == st.DesiredNumberScheduled,
+			fmt.Sprintf("%d/%d available", st.NumberAvailable, want), nil
+	})
+}
+
+// kubeProxyPhaseConfig is kind's kubeadm config with the ClusterConfiguration's
+// kubernetesVersion set to v (the addon phase deploys that version's
+// image) and KubeProxyConfiguration's mode from "none" to iptables, kind's
+// default; every other document is kept as kind wrote it.
+func kubeProxyPhaseConfig(kindCfg []byte, v kubeversion.Version) ([]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(kindCfg)))
+	var out bytes.Buffer
+	seen := map[string]bool{}
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return nil, err
+		}
+		if m == nil {
+			continue
+		}
+		kind, _ := m["kind"].(string)
+		switch kind {
+		case "ClusterConfiguration":
+			m["kubernetesVersion"] = string(v)
+		case "KubeProxyConfiguration":
+			m["mode"] = string(v1alpha4.IPTablesProxyMode)
+		}
+		seen[kind] = true
+		data, err := yaml.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(data)
+	}
+	for _, want := range []string{"ClusterConfiguration", "KubeProxyConfiguration"} {
+		if !seen[want] {
+			return nil, fmt.Errorf("kind's kubeadm config has no %s", want)
+		}
+	}
+	return out.Bytes(), nil
+}
