@@ -45,6 +45,21 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 		})
 	}
 
+	It(fmt.Sprintf("serves kube-apiserver %s", t.ControlPlaneVersion()), func(ctx SpecContext) {
+		v, err := e.Clientset.Discovery().ServerVersion()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.GitVersion).To(Equal(t.ControlPlaneVersion().String()), "the apiserver's /version")
+	})
+
+	proxy, byNDFQ := t.DeploysKubeProxy()
+	how := "kubeadm's addon"
+	if byNDFQ {
+		how = "deployed by ndfq in place of kubeadm's own"
+	}
+	It(fmt.Sprintf("runs kube-proxy %s (%s) available on each of the %d nodes", proxy, how, t.NodeCount()), func(ctx SpecContext) {
+		e.ExpectKubeProxy(ctx, proxy, t.NodeCount())
+	})
+
 	for _, pool := range t.Pools() {
 		rel := pool.RuntimeRelease()
 		It(fmt.Sprintf("every node of pool %s runs %s, whose CRI reports %s (%s)", pool.Name, rel.Version, framework.DescribeRuntime(rel.Reports), rel.Source), func(ctx SpecContext) {

@@ -65,14 +65,28 @@ func (c *Cluster) deployKubeProxy(ctx context.Context, v kubeversion.Version) er
 	})
 }
 
+// kindKubeProxyConfig is the KubeProxyConfiguration kind writes when it
+// runs kube-proxy itself (and leaves out with kubeProxyMode none): iptables
+// mode, a 1 s minimum sync, and no conntrack table sizing, a host-wide
+// sysctl a node container must not set. A test checks it against kind's
+// template.
+var kindKubeProxyConfig = map[string]any{
+	"apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+	"kind":       "KubeProxyConfiguration",
+	"metadata":   map[string]any{"name": "config"},
+	"mode":       string(v1alpha4.IPTablesProxyMode),
+	"iptables":   map[string]any{"minSyncPeriod": "1s"},
+	"conntrack":  map[string]any{"maxPerCore": 0},
+}
+
 // kubeProxyPhaseConfig is kind's kubeadm config with the ClusterConfiguration's
 // kubernetesVersion set to v (the addon phase deploys that version's
-// image) and KubeProxyConfiguration's mode from "none" to iptables, kind's
-// default; every other document is kept as kind wrote it.
+// image) and the KubeProxyConfiguration kind would have written; every
+// other document is kept as kind wrote it.
 func kubeProxyPhaseConfig(kindCfg []byte, v kubeversion.Version) ([]byte, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(kindCfg)))
-	var out bytes.Buffer
-	seen := map[string]bool{}
+	var docs []map[string]any
+	found := false
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -85,28 +99,26 @@ func kubeProxyPhaseConfig(kindCfg []byte, v kubeversion.Version) ([]byte, error)
 		if err := yaml.Unmarshal(doc, &m); err != nil {
 			return nil, err
 		}
-		if m == nil {
-			continue
-		}
-		kind, _ := m["kind"].(string)
-		switch kind {
+		switch m["kind"] {
+		case nil, "KubeProxyConfiguration":
+			continue // replaced below
 		case "ClusterConfiguration":
 			m["kubernetesVersion"] = string(v)
-		case "KubeProxyConfiguration":
-			m["mode"] = string(v1alpha4.IPTablesProxyMode)
+			found = true
 		}
-		seen[kind] = true
+		docs = append(docs, m)
+	}
+	if !found {
+		return nil, fmt.Errorf("kind's kubeadm config has no ClusterConfiguration")
+	}
+	var out bytes.Buffer
+	for _, m := range append(docs, kindKubeProxyConfig) {
 		data, err := yaml.Marshal(m)
 		if err != nil {
 			return nil, err
 		}
 		out.WriteString("---\n")
 		out.Write(data)
-	}
-	for _, want := range []string{"ClusterConfiguration", "KubeProxyConfiguration"} {
-		if !seen[want] {
-			return nil, fmt.Errorf("kind's kubeadm config has no %s", want)
-		}
 	}
 	return out.Bytes(), nil
 }

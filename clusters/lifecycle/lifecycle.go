@@ -24,6 +24,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/internal/sh"
 	"github.com/ndfq/ndfq/internal/wait"
@@ -41,7 +42,16 @@ type Cluster struct {
 	Client     klient.Client
 	Provider   *cluster.Provider
 
-	plainNodes int // a plain cluster's node count
+	plainNodes     int                 // a plain cluster's node count
+	plainKubeProxy kubeversion.Version // a plain cluster's kube-proxy ndfq deploys
+}
+
+// kubeProxyToDeploy is the kube-proxy ndfq deploys in place of kubeadm's.
+func (c *Cluster) kubeProxyToDeploy() (kubeversion.Version, bool) {
+	if c.Topology == nil {
+		return c.plainKubeProxy, c.plainKubeProxy != ""
+	}
+	return c.Topology.DeploysKubeProxy()
 }
 
 // NodeCount is how many nodes the cluster has when it is up.
@@ -125,9 +135,14 @@ func Up(ctx context.Context, in UpInput) (c *Cluster, err error) {
 // UpPlain brings up a cluster from a plain kind config (kindconfig.Plain),
 // as a kind user would, with the pod network this host needs: a cluster
 // ndfq did not shape, for the probe to qualify. It replaces a leftover
-// cluster of the same name.
-func UpPlain(ctx context.Context, cfg *v1alpha4.Cluster, artifacts string, log *progress.Logger) (*Cluster, error) {
-	c := &Cluster{Name: cfg.Name, Kubeconfig: KubeconfigPath(artifacts, cfg.Name), Provider: NewProvider(), plainNodes: len(cfg.Nodes)}
+// cluster of the same name. A kubeProxy version other than "" is deployed
+// by ndfq in place of kubeadm's (a variant control-plane image's own
+// kube-proxy may not exist).
+func UpPlain(ctx context.Context, cfg *v1alpha4.Cluster, kubeProxy kubeversion.Version, artifacts string, log *progress.Logger) (*Cluster, error) {
+	c := &Cluster{Name: cfg.Name, Kubeconfig: KubeconfigPath(artifacts, cfg.Name), Provider: NewProvider(), plainNodes: len(cfg.Nodes), plainKubeProxy: kubeProxy}
+	if kubeProxy != "" {
+		cfg.Networking.KubeProxyMode = kindconfig.NoKubeProxy
+	}
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		return nil, err
 	}
@@ -189,18 +204,18 @@ func (c *Cluster) create(ctx context.Context, raw []byte, artifacts string, log 
 	done = log.Step("wait for %d nodes Ready", c.NodeCount())
 	err = c.WaitNodesReady(ctx)
 	done(err)
-	if err != nil || c.Topology == nil {
+	if err != nil {
 		return err
 	}
-	if v, ok := c.Topology.DeploysKubeProxy(); ok {
-		done = log.Step("kube-proxy %s (kubeadm %s's addon phase, in place of kubeadm %s's)", v, v, c.Topology.ControlPlaneVersion())
+	if v, ok := c.kubeProxyToDeploy(); ok {
+		done = log.Step("kube-proxy %s (kubeadm %s's addon phase, in place of the control plane's kubeadm's)", v, v)
 		err = c.deployKubeProxy(ctx, v)
 		done(err)
 		if err != nil {
 			return err
 		}
 	}
-	if len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
+	if c.Topology == nil || len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
 		return nil
 	}
 	done = log.Step("extra schedulers %s", c.Topology.ExtraSchedulerNames())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/lifecycle"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/sh"
 )
 
@@ -37,7 +38,13 @@ func (e *Env) UpCluster(ctx context.Context, cfg *v1alpha4.Cluster) *PlainCluste
 	GinkgoHelper()
 	name := cfg.Name
 	dir := filepath.Join(e.Settings.Artifacts, name)
-	c, err := lifecycle.UpPlain(ctx, cfg, dir, e.Log)
+	// Its nodes run the topology's node images: where the topology's
+	// kube-proxy is deployed by ndfq, so is the plain cluster's.
+	var proxy kubeversion.Version
+	if v, ok := e.Topology.DeploysKubeProxy(); ok {
+		proxy = v
+	}
+	c, err := lifecycle.UpPlain(ctx, cfg, proxy, dir, e.Log)
 	Expect(err).NotTo(HaveOccurred(), "bring up %s from a plain kind config", name)
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {
