@@ -16,6 +16,7 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/wait"
 )
@@ -36,15 +37,15 @@ func (c *Cluster) deployKubeProxy(ctx context.Context, v kubeversion.Version) er
 	if err != nil {
 		return err
 	}
-	var kindCfg bytes.Buffer
-	if err := cp.CommandContext(ctx, "cat", kindKubeadmConfig).SetStdout(&kindCfg).Run(); err != nil {
-		return fmt.Errorf("read %s on %s: %w", kindKubeadmConfig, cp, err)
+	kindCfg, err := surgery.ReadFile(cp, kindKubeadmConfig)
+	if err != nil {
+		return err
 	}
-	cfg, err := kubeProxyPhaseConfig(kindCfg.Bytes(), v)
+	cfg, err := kubeProxyPhaseConfig(kindCfg, v)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", kindKubeadmConfig, cp, err)
 	}
-	if err := cp.CommandContext(ctx, "cp", "/dev/stdin", kubeProxyConfig).SetStdin(bytes.NewReader(cfg)).Run(); err != nil {
+	if err := surgery.WriteFile(cp, kubeProxyConfig, cfg); err != nil {
 		return err
 	}
 	kubeadm := path.Join(nodeimage.OtherKubeadmsDir, string(v), "kubeadm")

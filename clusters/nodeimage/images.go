@@ -82,12 +82,9 @@ func binaryImage(tags []string, bin, at string, entrypoint []string, extra ...v1
 	}
 }
 
-// controlPlaneImages are the static pods' and etcd's images of version v.
-func (b *Builder) controlPlaneImages(ctx context.Context, v kubeversion.Version, bins map[string]string) ([]string, error) {
-	refs, err := kubeadmImages(ctx, bins[Kubeadm], v)
-	if err != nil {
-		return nil, err
-	}
+// controlPlaneImages are the static pods' and etcd's images of a control
+// plane, by the references its kubeadm lists.
+func (b *Builder) controlPlaneImages(ctx context.Context, refs map[string]string, bins map[string]string) ([]string, error) {
 	var out []string
 	for _, c := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler} {
 		a, err := b.archive(refs[c], Key("cp-image", refs[c], binaryKey(bins[c])),
@@ -110,7 +107,7 @@ func (b *Builder) controlPlaneImages(ctx context.Context, v kubeversion.Version,
 // Debian's iptables, so its image is the base root file system plus the
 // binary), each control plane's CoreDNS, pause under every tag, and the
 // test image.
-func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion.Version]map[string]string, rootfsTar, kindDir string) ([]string, error) {
+func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion.Version]map[string]string, refsOf map[kubeversion.Version]map[string]string, rootfsTar, kindDir string) ([]string, error) {
 	sandbox, err := sandboxImage(kindDir)
 	if err != nil {
 		return nil, err
@@ -118,10 +115,7 @@ func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion
 	pauseTags := map[string]bool{sandbox: true}
 	var out []string
 	for _, v := range p.KubeProxyVersions {
-		refs, err := kubeadmImages(ctx, bins[v][Kubeadm], v)
-		if err != nil {
-			return nil, err
-		}
+		refs := refsOf[v]
 		proxy := bins[v][KubeProxy]
 		a, err := b.archive(refs[KubeProxy], Key("proxy-image", refs[KubeProxy], binaryKey(proxy), binaryKey(rootfsTar)), func() (imageSpec, error) {
 			base, err := tarball.LayerFromFile(rootfsTar)
@@ -136,10 +130,7 @@ func (b *Builder) sharedImages(ctx context.Context, p Plan, bins map[kubeversion
 		out = append(out, a)
 	}
 	for _, v := range p.ControlPlaneVersions {
-		refs, err := kubeadmImages(ctx, bins[v][Kubeadm], v)
-		if err != nil {
-			return nil, err
-		}
+		refs := refsOf[v]
 		pauseTags[refs["pause"]] = true
 		dns, err := b.BuildPrograms(ctx, []GoProgram{CoreDNS(tagOf(refs["coredns"]))})
 		if err != nil {

@@ -160,13 +160,20 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	}
 	// Images every node carries: the plan's kube-proxy, the control planes'
 	// CoreDNS, every pause tag, and the suites' test image.
-	shared, err := b.sharedImages(ctx, p, bins, rootfsTar, kindDir)
+	// What each control plane's and kube-proxy's kubeadm lists, asked once.
+	refsOf := map[kubeversion.Version]map[string]string{}
+	for _, v := range uniqVersions(slices.Concat(p.ControlPlaneVersions, p.KubeProxyVersions)) {
+		if refsOf[v], err = kubeadmImages(ctx, bins[v][Kubeadm], v); err != nil {
+			return nil, err
+		}
+	}
+	shared, err := b.sharedImages(ctx, p, bins, refsOf, rootfsTar, kindDir)
 	if err != nil {
 		return nil, err
 	}
 	cpImages := map[kubeversion.Version][]string{}
 	for _, v := range p.ControlPlaneVersions {
-		if cpImages[v], err = b.controlPlaneImages(ctx, v, bins[v]); err != nil {
+		if cpImages[v], err = b.controlPlaneImages(ctx, refsOf[v], bins[v]); err != nil {
 			return nil, err
 		}
 	}

@@ -24,7 +24,8 @@ const KubeletFlagsFile = "/var/lib/kubelet/kubeadm-flags.env"
 // ManifestPath is a control-plane component's static pod manifest.
 func ManifestPath(component string) string { return "/etc/kubernetes/manifests/" + component + ".yaml" }
 
-func readFile(node nodes.Node, path string) ([]byte, error) {
+// ReadFile is a file inside a kind node.
+func ReadFile(node nodes.Node, path string) ([]byte, error) {
 	var out bytes.Buffer
 	if err := node.Command("cat", path).SetStdout(&out).Run(); err != nil {
 		return nil, fmt.Errorf("read %s on %s: %w", path, node, err)
@@ -71,7 +72,7 @@ func gatesFromArgs(args []string) (map[string]bool, error) {
 
 // KubeletGates are the gates the node's kubelet is started with.
 func KubeletGates(node nodes.Node) (map[string]bool, error) {
-	env, err := readFile(node, KubeletFlagsFile)
+	env, err := ReadFile(node, KubeletFlagsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func gatesOfEnv(env []byte) (map[string]bool, error) {
 
 // StaticPodGates are the gates a control-plane component's manifest sets.
 func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) {
-	data, err := readFile(node, ManifestPath(component))
+	data, err := ReadFile(node, ManifestPath(component))
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func SetStaticPodGates(node nodes.Node, component string, gates map[string]bool)
 // --name where value is "" (e.g. emulated-version for a 1.37 rollback).
 func SetStaticPodFlags(node nodes.Node, component string, gates map[string]bool, args map[string]string) (map[string]bool, error) {
 	path := ManifestPath(component)
-	data, err := readFile(node, path)
+	data, err := ReadFile(node, path)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func SetStaticPodFlags(node nodes.Node, component string, gates map[string]bool,
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", path, node, err)
 	}
-	return previous, writeFile(node, path, updated)
+	return previous, WriteFile(node, path, updated)
 }
 
 // setManifestFlags replaces --feature-gates, and the flags named in args,

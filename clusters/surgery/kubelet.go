@@ -44,7 +44,8 @@ func RestartKubelet(node nodes.Node) error {
 	return nil
 }
 
-func writeFile(node nodes.Node, path string, data []byte) error {
+// WriteFile replaces a file inside a kind node whole.
+func WriteFile(node nodes.Node, path string, data []byte) error {
 	// Write a hidden file beside it, then rename: a kubelet must never read
 	// half a file, and it ignores hidden files in the static pod folder.
 	script := `tmp="$(dirname "$1")/.$(basename "$1").ndfq-tmp"; cat > "$tmp" && mv "$tmp" "$1"`
@@ -92,7 +93,7 @@ func SetKubeletGates(node nodes.Node, gates map[string]bool) (previous map[strin
 // WriteKubeletGates sets the gates the kubelet starts with next time,
 // without restarting it (a binary swap restarts it), and returns the old ones.
 func WriteKubeletGates(node nodes.Node, gates map[string]bool) (previous map[string]bool, err error) {
-	env, err := readFile(node, KubeletFlagsFile)
+	env, err := ReadFile(node, KubeletFlagsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func WriteKubeletGates(node nodes.Node, gates map[string]bool) (previous map[str
 	if err != nil {
 		return nil, err
 	}
-	return previous, writeFile(node, KubeletFlagsFile, updated)
+	return previous, WriteFile(node, KubeletFlagsFile, updated)
 }
 
 // KubeletLog is the tail of the node's kubelet journal: why it will not start.

@@ -80,7 +80,7 @@ func extraSchedulerManifest(defaultManifest []byte, s topology.ExtraScheduler) (
 // StartExtraScheduler writes an extra scheduler's configuration and
 // static pod onto the control-plane node; the kubelet starts it.
 func StartExtraScheduler(node nodes.Node, s topology.ExtraScheduler) error {
-	def, err := readFile(node, ManifestPath("kube-scheduler"))
+	def, err := ReadFile(node, ManifestPath("kube-scheduler"))
 	if err != nil {
 		return err
 	}
@@ -91,10 +91,10 @@ func StartExtraScheduler(node nodes.Node, s topology.ExtraScheduler) error {
 	if err := node.Command("mkdir", "-p", "/etc/kubernetes/ndfq").Run(); err != nil {
 		return fmt.Errorf("mkdir /etc/kubernetes/ndfq on %s: %w", node, err)
 	}
-	if err := writeFile(node, ExtraSchedulerConfigPath(s.Name), extraSchedulerConfig(s)); err != nil {
+	if err := WriteFile(node, ExtraSchedulerConfigPath(s.Name), extraSchedulerConfig(s)); err != nil {
 		return err
 	}
-	return writeFile(node, ManifestPath(s.Name), manifest)
+	return WriteFile(node, ManifestPath(s.Name), manifest)
 }
 
 func extraSchedulerConfig(s topology.ExtraScheduler) []byte {
@@ -105,7 +105,7 @@ func extraSchedulerConfig(s topology.ExtraScheduler) []byte {
 // with the configuration StartExtraScheduler writes for it (its profile,
 // with or without the plugin).
 func ExtraSchedulerConfigured(node nodes.Node, s topology.ExtraScheduler) (bool, error) {
-	got, err := readFile(node, ExtraSchedulerConfigPath(s.Name))
+	got, err := ReadFile(node, ExtraSchedulerConfigPath(s.Name))
 	if err != nil {
 		return false, err
 	}

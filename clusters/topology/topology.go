@@ -237,16 +237,12 @@ func (t *Topology) Validate() error {
 		if pool.Count < 1 || pool.Count > 10 {
 			add("%s: count %d must be between 1 and 10", where, pool.Count)
 		}
-		v, err := kubeversion.Parse(pool.Version)
-		if err != nil {
-			add("%s.version: %v", where, err)
+		v, problem := knownVersion(where+".version", pool.Version)
+		if problem != "" {
+			add("%s", problem)
 			continue
 		}
 		minor := v.Minor()
-		if err := fixtures.KnownMinor(minor); err != nil {
-			add("%s.version %s: %v", where, pool.Version, err)
-			continue
-		}
 		if cp != "" {
 			if msg := kubeletSkew(cp, v); msg != "" {
 				add("%s: %s", where, msg)
@@ -273,12 +269,9 @@ func checkControlPlaneKubelet(cp kubeversion.Version, field string) (kubeversion
 	if field == "" {
 		return cp, nil
 	}
-	v, err := kubeversion.Parse(field)
-	if err != nil {
-		return "", []string{"controlPlane.kubeletVersion: " + err.Error()}
-	}
-	if err := fixtures.KnownMinor(v.Minor()); err != nil {
-		return "", []string{fmt.Sprintf("controlPlane.kubeletVersion %s: %v", field, err)}
+	v, problem := knownVersion("controlPlane.kubeletVersion", field)
+	if problem != "" {
+		return "", []string{problem}
 	}
 	if msg := kubeletSkew(cp, v); msg != "" {
 		return "", []string{fmt.Sprintf("controlPlane.kubeletVersion: %s (kubeadm %s runs beside it)", msg, cp)}
@@ -293,21 +286,27 @@ func checkKubeProxy(cp kubeversion.Version, field string) []string {
 	if field == "" {
 		return nil
 	}
-	v, err := kubeversion.Parse(field)
-	if err != nil {
-		return []string{"controlPlane.kubeProxyVersion: " + err.Error()}
+	v, problem := knownVersion("controlPlane.kubeProxyVersion", field)
+	if problem == "" {
+		problem = skew("controlPlane.kubeProxyVersion", cp, v)
 	}
-	if err := fixtures.KnownMinor(v.Minor()); err != nil {
-		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s: %v", field, err)}
-	}
-	behind, _ := kubeversion.MinorsBehind(v.Minor(), cp.Minor())
-	switch {
-	case behind < 0:
-		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s is newer than kube-apiserver %s (the version skew policy forbids it)", v, cp)}
-	case behind > 3:
-		return []string{fmt.Sprintf("controlPlane.kubeProxyVersion %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", v, behind, cp)}
+	if problem != "" {
+		return []string{problem}
 	}
 	return nil
+}
+
+// knownVersion parses a topology's version field and checks that ndfq has
+// an oracle for its minor; the problem names the field.
+func knownVersion(field, value string) (kubeversion.Version, string) {
+	v, err := kubeversion.Parse(value)
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v", field, err)
+	}
+	if err := fixtures.KnownMinor(v.Minor()); err != nil {
+		return "", fmt.Sprintf("%s %s: %v", field, value, err)
+	}
+	return v, ""
 }
 
 // DeploysKubeProxy says whether ndfq deploys kube-proxy itself, and which
@@ -356,12 +355,18 @@ func (t *Topology) ControlPlaneCount() int { return max(t.ControlPlane.Count, 1)
 // kubeletSkew applies the version skew policy: a kubelet is never newer
 // than the apiserver and at most three minors older.
 func kubeletSkew(apiserver, kubelet kubeversion.Version) string {
-	behind, _ := kubeversion.MinorsBehind(kubelet.Minor(), apiserver.Minor())
+	return skew("kubelet", apiserver, kubelet)
+}
+
+// skew is the version skew policy for a node component (kubelet,
+// kube-proxy): never newer than the apiserver, at most three minors older.
+func skew(what string, apiserver, v kubeversion.Version) string {
+	behind, _ := kubeversion.MinorsBehind(v.Minor(), apiserver.Minor())
 	switch {
 	case behind < 0:
-		return fmt.Sprintf("kubelet %s is newer than kube-apiserver %s (the version skew policy forbids it)", kubelet, apiserver)
+		return fmt.Sprintf("%s %s is newer than kube-apiserver %s (the version skew policy forbids it)", what, v, apiserver)
 	case behind > 3:
-		return fmt.Sprintf("kubelet %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", kubelet, behind, apiserver)
+		return fmt.Sprintf("%s %s is %d minors older than kube-apiserver %s (the version skew policy allows at most 3)", what, v, behind, apiserver)
 	}
 	return ""
 }
