@@ -35,7 +35,11 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 	cp := controlPlaneKubelet(t)
 	oldest := framework.OldestPool(t.Workers)
 	old := fixtures.Kubelet{Version: oldest.PoolVersion().String()}
-	claim := fmt.Sprintf("on a plain kind cluster (control plane %s, a %s worker, default gates, no pool labels, no toolbox image) says GO with pools by kubelet version, then HOLD naming the worker whose declaration is forged", cp.Version, old.Version)
+	cpDesc := t.ControlPlaneVersion().String()
+	if cp.Version != cpDesc {
+		cpDesc += " over kubelet " + cp.Version // a variant image
+	}
+	claim := fmt.Sprintf("on a plain kind cluster (control plane %s, a %s worker, default gates, no pool labels, no toolbox image) says GO with pools by kubelet version, then HOLD naming the worker whose declaration is forged", cpDesc, old.Version)
 	switch why := refusableAtDefaults(t); {
 	case why != "":
 		notApplicable(claim, why)
