@@ -25,6 +25,9 @@ var (
 			panic(err)
 		}
 		t, err := settings.LoadTopology()
+		if err == nil {
+			err = t.ForSuites()
+		}
 		if err != nil {
 			panic(err)
 		}

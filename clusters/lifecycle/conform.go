@@ -59,9 +59,22 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 			if poolName != topology.ControlPlanePool {
 				continue
 			}
+			cpIndex := 0 // kind's order: the node's own apiserver settings
+			for i := range t.ControlPlaneCount() {
+				if n.Name == kindconfig.NodeName(c.Name, "control-plane", i) {
+					cpIndex = i
+				}
+			}
 			components := map[string]map[string]bool{
-				"kube-apiserver": t.ControlPlane.APIServer.FeatureGates,
+				"kube-apiserver": t.NodeAPIServer(cpIndex).FeatureGates,
 				"kube-scheduler": t.ControlPlane.Scheduler.FeatureGates,
+			}
+			if _, own := t.OwnAPIServerSettings()[cpIndex]; own {
+				if args, err := surgery.StaticPodArgs(kn, kubeAPIServer); err != nil {
+					problems = append(problems, err.Error())
+				} else {
+					problems = append(problems, c.ownAPIServerProblems(n.Name, args, cpIndex)...)
+				}
 			}
 			// Extra schedulers run on the first control-plane node only.
 			extra := t.ControlPlane.ExtraSchedulers

@@ -215,7 +215,18 @@ func (c *Cluster) create(ctx context.Context, raw []byte, artifacts string, log 
 			return err
 		}
 	}
-	if c.Topology == nil || len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
+	if c.Topology == nil {
+		return nil
+	}
+	if d := c.Topology.APIServersDisagree(); len(d) > 0 {
+		done = log.Step("control-plane nodes' own apiserver settings (%s)", strings.Join(d, "; "))
+		err = c.setOwnAPIServers(ctx)
+		done(err)
+		if err != nil {
+			return err
+		}
+	}
+	if len(c.Topology.ControlPlane.ExtraSchedulers) == 0 {
 		return nil
 	}
 	done = log.Step("extra schedulers %s", c.Topology.ExtraSchedulerNames())

@@ -90,6 +90,16 @@ func gatesOfEnv(env []byte) (map[string]bool, error) {
 
 // StaticPodGates are the gates a control-plane component's manifest sets.
 func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) {
+	args, err := StaticPodArgs(node, component)
+	if err != nil {
+		return nil, err
+	}
+	return gatesFromArgs(args)
+}
+
+// StaticPodArgs are the command and arguments of a control-plane
+// component's container in its manifest.
+func StaticPodArgs(node nodes.Node, component string) ([]string, error) {
 	data, err := ReadFile(node, ManifestPath(component))
 	if err != nil {
 		return nil, err
@@ -100,7 +110,7 @@ func StaticPodGates(node nodes.Node, component string) (map[string]bool, error) 
 	}
 	for _, c := range pod.Spec.Containers {
 		if c.Name == component {
-			return gatesFromArgs(append(append([]string{}, c.Command...), c.Args...))
+			return append(append([]string{}, c.Command...), c.Args...), nil
 		}
 	}
 	return nil, fmt.Errorf("%s on %s has no container %s", ManifestPath(component), node, component)

@@ -61,6 +61,21 @@ type ControlPlane struct {
 	// ExtraSchedulers run beside the default kube-scheduler, as a platform
 	// team runs one for batch or legacy workloads.
 	ExtraSchedulers []ExtraScheduler `yaml:"extraSchedulers,omitempty"`
+	// Nodes are per-node settings of an HA control plane, in kind's order
+	// (the first runs kubeadm init, the others join): a rolling change held
+	// open, where one apiserver already (or still) runs other gates, another
+	// --emulated-version or other admission plugins.
+	Nodes []ControlPlaneNode `yaml:"nodes,omitempty"`
+}
+
+// ControlPlaneNode is one control-plane node's own settings. Its version
+// is the control plane's: kubeadm joins every control-plane node at the
+// init node's kubernetesVersion, so a node "still on the old minor" is
+// written as --emulated-version of that minor.
+type ControlPlaneNode struct {
+	// APIServer is laid over controlPlane.apiServer on this node: its gates
+	// are merged, its extraArgs set ("" removes a flag).
+	APIServer Component `yaml:"apiServer,omitempty"`
 }
 
 // ExtraScheduler is a second kube-scheduler of the control plane's own
@@ -211,6 +226,7 @@ func (t *Topology) Validate() error {
 		p = append(p, checkComponent("controlPlane.apiServer", cpMinor, t.ControlPlane.APIServer)...)
 		p = append(p, checkComponent("controlPlane.scheduler", cpMinor, t.ControlPlane.Scheduler)...)
 		p = append(p, checkExtraSchedulers(cpMinor, t.ControlPlane.ExtraSchedulers)...)
+		p = append(p, t.checkControlPlaneNodes(cpMinor)...)
 		var problems []string
 		cpKubelet, problems = checkControlPlaneKubelet(cp, t.ControlPlane.KubeletVersion)
 		p = append(p, problems...)
@@ -342,6 +358,9 @@ func (t *Topology) ControlPlaneNotes() []string {
 	if v, ok := t.DeploysKubeProxy(); ok {
 		out = append(out, fmt.Sprintf("kube-proxy %s on every node, deployed by ndfq through kubeadm %s's addon phase in place of kubeadm %s's own", v, v, t.ControlPlaneVersion()))
 	}
+	if d := t.APIServersDisagree(); len(d) > 0 {
+		out = append(out, fmt.Sprintf("its apiservers disagree, as in a rolling change held open: control-plane node 1 runs %s; %s", t.NodeAPIServer(0).describe(), strings.Join(d, "; ")))
+	}
 	return out
 }
 
@@ -381,12 +400,36 @@ func checkComponent(where, minor string, c Component) []string {
 			p = append(p, fmt.Sprintf("%s.extraArgs: set %s through %s.%s", where, arg, where, field))
 		}
 	}
+	for _, flag := range fixtures.AdmissionPluginFlags {
+		if v, ok := c.ExtraArgs[flag]; ok && v != "" {
+			for _, problem := range fixtures.CheckAdmissionPlugins(minor, v) {
+				p = append(p, fmt.Sprintf("%s.extraArgs.%s: %s", where, flag, problem))
+			}
+		}
+	}
 	m, err := fixtures.GateMinor(minor, c.ExtraArgs["emulated-version"])
 	if err != nil {
 		p = append(p, where+": "+err.Error())
 	}
 	for _, problem := range fixtures.CheckGates(m, c.FeatureGates) {
 		p = append(p, where+".featureGates: "+problem)
+	}
+	return p
+}
+
+// checkControlPlaneNodes checks each node's apiserver as it will run, and
+// that the apiservers stay within the skew policy of each other (one
+// minor; --emulated-version already allows no more).
+func (t *Topology) checkControlPlaneNodes(minor string) []string {
+	var p []string
+	if n := len(t.ControlPlane.Nodes); n > t.ControlPlaneCount() {
+		p = append(p, fmt.Sprintf("controlPlane.nodes: %d entries for %d control-plane nodes (controlPlane.count)", n, t.ControlPlaneCount()))
+	}
+	if len(t.ControlPlane.Nodes) > 0 && !t.ControlPlane.Nodes[0].APIServer.empty() {
+		p = append(p, "controlPlane.nodes[0]: the first node runs kubeadm init with controlPlane.apiServer; set its settings there and the others' in controlPlane.nodes[1] on")
+	}
+	for i := range t.ControlPlane.Nodes {
+		p = append(p, checkComponent(fmt.Sprintf("controlPlane.nodes[%d].apiServer", i), minor, t.NodeAPIServer(i))...)
 	}
 	return p
 }
@@ -526,6 +569,85 @@ func (t *Topology) Scheduler() fixtures.Component { return t.component(t.Control
 
 func (t *Topology) component(c Component) fixtures.Component {
 	return fixtures.Component{Version: t.ControlPlane.Version, Gates: c.FeatureGates, EmulatedVersion: c.ExtraArgs["emulated-version"]}
+}
+
+// NodeAPIServer is the apiserver of control-plane node i as it runs: the
+// control plane's with that node's settings laid over it.
+func (t *Topology) NodeAPIServer(i int) Component {
+	base := t.ControlPlane.APIServer
+	if i >= len(t.ControlPlane.Nodes) {
+		return base
+	}
+	own := t.ControlPlane.Nodes[i].APIServer
+	out := Component{FeatureGates: maps.Clone(base.FeatureGates), ExtraArgs: maps.Clone(base.ExtraArgs)}
+	if len(own.FeatureGates) > 0 && out.FeatureGates == nil {
+		out.FeatureGates = map[string]bool{}
+	}
+	maps.Copy(out.FeatureGates, own.FeatureGates)
+	for k, v := range own.ExtraArgs {
+		if out.ExtraArgs == nil {
+			out.ExtraArgs = map[string]string{}
+		}
+		if v == "" {
+			delete(out.ExtraArgs, k)
+			continue
+		}
+		out.ExtraArgs[k] = v
+	}
+	return out
+}
+
+// OwnAPIServerSettings are, by control-plane node index, the settings ndfq
+// lays over kubeadm's after bring-up on each node whose apiserver does not
+// run as the first one does: its gates as they must end up, and the flags
+// to set ("" removes one).
+func (t *Topology) OwnAPIServerSettings() map[int]Component {
+	out := map[int]Component{}
+	first := t.NodeAPIServer(0).describe()
+	for i, n := range t.ControlPlane.Nodes {
+		if i > 0 && t.NodeAPIServer(i).describe() != first {
+			out[i] = Component{FeatureGates: t.NodeAPIServer(i).FeatureGates, ExtraArgs: n.APIServer.ExtraArgs}
+		}
+	}
+	return out
+}
+
+// APIServersDisagree names the control-plane nodes whose apiserver does not
+// run as the first one does: while they do, what a request sees depends on
+// which apiserver answers it.
+func (t *Topology) APIServersDisagree() []string {
+	var out []string
+	for _, i := range slices.Sorted(maps.Keys(t.OwnAPIServerSettings())) {
+		out = append(out, fmt.Sprintf("control-plane node %d runs %s", i+1, t.NodeAPIServer(i).describe()))
+	}
+	return out
+}
+
+// ForSuites refuses a topology the suites cannot judge: every claim but
+// the HA specs' needs one answer per request, and the HA specs open and
+// close the window themselves, one apiserver at a time.
+func (t *Topology) ForSuites() error {
+	if d := t.APIServersDisagree(); len(d) > 0 {
+		return fmt.Errorf("topology %s: controlPlane.nodes makes the apiservers disagree from the start (%s), so every admission and placement claim would depend on which apiserver answered: bring it up with `ndfq cluster up` and judge it with `ndfq probe` (which reads every apiserver), or run the suites on a topology whose apiservers agree (ha-1.37's HA specs open and close that window themselves)", t.Name, strings.Join(d, "; "))
+	}
+	return nil
+}
+
+func (c Component) empty() bool { return len(c.FeatureGates) == 0 && len(c.ExtraArgs) == 0 }
+
+// describe is a component's settings as flags, for messages and reports.
+func (c Component) describe() string {
+	var parts []string
+	if len(c.FeatureGates) > 0 {
+		parts = append(parts, "--feature-gates="+FormatGates(c.FeatureGates))
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.ExtraArgs)) {
+		parts = append(parts, "--"+k+"="+c.ExtraArgs[k])
+	}
+	if len(parts) == 0 {
+		return "kubeadm's flags"
+	}
+	return strings.Join(parts, " ")
 }
 
 // ExtraSchedulerNames are the extra schedulers' schedulerNames.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ndfq/ndfq/fixtures"
 )
 
 func TestShippedTopologiesAreValid(t *testing.T) {
@@ -126,6 +128,20 @@ func TestValidationRefusesBadInput(t *testing.T) {
 			"controlPlane.kubeProxyVersion v1.34.4 is 4 minors older than kube-apiserver v1.38.0-beta.0"},
 		{"kube-proxy not a version", variant("1.37.2", "", "latest"),
 			`controlPlane.kubeProxyVersion: "latest" is not a Kubernetes release version`},
+		{"more node settings than nodes", cpNodes("1.37.2", 2, "{}, {}, {}"),
+			"controlPlane.nodes: 3 entries for 2 control-plane nodes (controlPlane.count)"},
+		{"settings on the init node", cpNodes("1.37.2", 2, "{apiServer: {extraArgs: {disable-admission-plugins: NodeDeclaredFeatureValidator}}}"),
+			"controlPlane.nodes[0]: the first node runs kubeadm init with controlPlane.apiServer"},
+		{"admission plugin unknown to the minor", cpNodes("1.37.2", 2, "{}, {apiServer: {extraArgs: {disable-admission-plugins: NodeDeclaredFeatureValidater}}}"),
+			`controlPlane.nodes[1].apiServer.extraArgs.disable-admission-plugins: kube-apiserver 1.37 registers no admission plugin "NodeDeclaredFeatureValidater"`},
+		{"validator before it exists", "name: t\ncontrolPlane:\n  version: 1.34.4\n  apiServer: {extraArgs: {enable-admission-plugins: NodeDeclaredFeatureValidator}}\nworkers:\n  - {name: a, count: 1, version: 1.34.4}\n",
+			`controlPlane.apiServer.extraArgs.enable-admission-plugins: kube-apiserver 1.34 registers no admission plugin "NodeDeclaredFeatureValidator"`},
+		{"node emulating two minors back", cpNodes("1.37.2", 2, "{}, {apiServer: {extraArgs: {emulated-version: '1.35'}}}"),
+			"controlPlane.nodes[1].apiServer: emulated-version 1.35 must be 1.37 or the minor before it"},
+		{"node gate locked on its minor", cpNodes("1.37.2", 2, "{}, {apiServer: {featureGates: {NodeDeclaredFeatures: false}}}"),
+			"controlPlane.nodes[1].apiServer.featureGates: cannot set feature gate NodeDeclaredFeatures to false"},
+		{"node version", cpNodes("1.37.2", 2, "{}, {version: 1.36.3}"),
+			"field version not found in type topology.ControlPlaneNode"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,6 +167,53 @@ func variant(cp, k, proxy string) string {
 		y += "  kubeProxyVersion: " + proxy + "\n"
 	}
 	return y + "workers:\n  - {name: a, count: 1, version: 1.37.2}\n"
+}
+
+// cpNodes is a topology of count control-plane nodes with these controlPlane.nodes.
+func cpNodes(cp string, count int, list string) string {
+	return fmt.Sprintf("name: t\ncontrolPlane:\n  version: %s\n  count: %d\n  nodes: [%s]\nworkers:\n  - {name: a, count: 1, version: 1.36.3}\n", cp, count, list)
+}
+
+// A rolling change held open: the second apiserver emulates 1.36 with NDF
+// rolled back; the first runs as kubeadm set it. The node's settings are
+// laid over the control plane's, and the suites refuse the topology.
+func TestControlPlaneNodeSettings(t *testing.T) {
+	y := "name: t\ncontrolPlane:\n  version: 1.37.2\n  count: 2\n  apiServer: {extraArgs: {v: '2'}}\n  nodes:\n    - {}\n    - apiServer:\n        extraArgs: {emulated-version: '1.36', v: ''}\n        featureGates: {NodeDeclaredFeatures: false, ExtendWebSocketsToKubelet: false, InPlacePodLevelResourcesVerticalScaling: false, InPlacePodVerticalScalingInitContainers: false, RestartAllContainersOnContainerExits: false}\nworkers:\n  - {name: a, count: 1, version: 1.36.3}\n"
+	top, err := Parse("test.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := top.OwnAPIServerSettings()
+	if len(own) != 1 || own[1].ExtraArgs["emulated-version"] != "1.36" || own[1].FeatureGates[fixtures.NodeDeclaredFeatures] {
+		t.Fatalf("settings laid over kubeadm's: %+v", own)
+	}
+	if got := top.NodeAPIServer(1).ExtraArgs; len(got) != 1 {
+		t.Errorf("node 2's apiserver args %v: want emulated-version alone (v removed)", got)
+	}
+	want := "control-plane node 2 runs --feature-gates=ExtendWebSocketsToKubelet=false,InPlacePodLevelResourcesVerticalScaling=false,InPlacePodVerticalScalingInitContainers=false,NodeDeclaredFeatures=false,RestartAllContainersOnContainerExits=false --emulated-version=1.36"
+	if d := top.APIServersDisagree(); len(d) != 1 || d[0] != want {
+		t.Errorf("disagreement %q, want %q", d, want)
+	}
+	if err := top.ForSuites(); err == nil || !strings.Contains(err.Error(), "controlPlane.nodes makes the apiservers disagree") {
+		t.Errorf("ForSuites: %v", err)
+	}
+	notes := strings.Join(top.ControlPlaneNotes(), "\n")
+	if !strings.Contains(notes, "control-plane node 1 runs --v=2; "+want) {
+		t.Errorf("notes %q", notes)
+	}
+	// Settings equal to the control plane's change nothing, and the suites take it.
+	same, err := Parse("test.yaml", []byte(cpNodes("1.37.2", 2, "{}, {apiServer: {extraArgs: {v: ''}}}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(same.OwnAPIServerSettings()) != 0 || same.ForSuites() != nil {
+		t.Errorf("settings that change nothing: %v, %v", same.OwnAPIServerSettings(), same.ForSuites())
+	}
+	for _, name := range Names() {
+		if top, _ := Load(name); top != nil && top.ForSuites() != nil && name != "ha-window-1.37" {
+			t.Errorf("shipped %s: %v", name, top.ForSuites())
+		}
+	}
 }
 
 // extra is a valid topology with these controlPlane.extraSchedulers.

@@ -12,12 +12,16 @@ import (
 
 func topologyCommand() *cobra.Command {
 	var k8sVersion string
+	var forSuites bool
 	validate := &cobra.Command{
 		Use:   "validate NAME|FILE",
 		Short: "Check a topology against the version skew policy and each minor's gate rules; exit 0 when valid, 2 naming every problem",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := topology.LoadWith(args[0], k8sVersion)
+			if err == nil && forSuites {
+				err = t.ForSuites()
+			}
 			if err != nil {
 				return err
 			}
@@ -33,6 +37,7 @@ func topologyCommand() *cobra.Command {
 		},
 	}
 	validate.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the control-plane version before validating ($KUBERNETES_VERSION)")
+	validate.Flags().BoolVar(&forSuites, "suites", false, "also refuse a topology the suites cannot judge (apiservers that disagree from the start)")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the shipped topologies",

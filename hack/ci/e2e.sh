@@ -45,7 +45,7 @@ fi
 mkdir -p "${ARTIFACTS}"
 
 echo "== topology ${TOPOLOGY}${KUBERNETES_VERSION:+ with control plane ${KUBERNETES_VERSION}}"
-"${NDFQ_BIN}" topology validate "${TOPOLOGY}"
+"${NDFQ_BIN}" topology validate --suites "${TOPOLOGY}"
 
 if [ "${E2E_STEPS}" != suites ]; then
   echo "== host setup"
