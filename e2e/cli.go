@@ -55,30 +55,37 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		})
 	}
 
-	It("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace", func(ctx SpecContext) {
+	// Permissions do not depend on how many pools there are: the
+	// least-privilege runs probe one publishing pool.
+	rbacPool, ok := framework.PoolWhere(t.Workers, framework.Publishes)
+	if !ok {
+		rbacPool, _ = framework.PoolWhere(t.Workers, framework.Any)
+	}
+	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace (probing %s)", framework.PoolDesc(rbacPool)), func(ctx SpecContext) {
 		const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
-		code, _ := e.ProbeCLI(ctx, "--as", "ndfq-nobody")
+		on := []string{rbacPool.Name}
+		code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
 		Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
 
 		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
-		code, g := e.ProbeVerdict(ctx, "--as", prober)
+		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
 		Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
-		code, g = e.ProbeVerdict(ctx, "--as", prober, "--hold-unchecked")
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober, "--hold-unchecked")
 		Expect(code).To(Equal(1))
 		Expect(g.Holds(rollout.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)
 
 		By("adding the kubelet role (config/rbac/kubelet.yaml)")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
-		code, g = e.ProbeVerdict(ctx, "--as", prober)
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
 
 		By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
 		e.ApplyManifest(ctx, "config/rbac/namespaced.yaml")
-		code, out := e.ProbeCLI(ctx, "--as", namespaced)
+		code, out := e.ProbeCLIOn(ctx, on, "--as", namespaced)
 		Expect(code).To(Equal(2), "without -n it needs to create namespaces:\n%s", out)
-		code, g = e.ProbeVerdict(ctx, "--as", namespaced, "-n", "ndfq-probe")
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", namespaced, "-n", "ndfq-probe")
 		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
 		Expect(g.Namespace).To(Equal("ndfq-probe"))
 		Expect(g.Reasons).To(BeEmpty())
@@ -131,7 +138,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		It(fmt.Sprintf("%s, on pools %v", claim, refusing), func(ctx SpecContext) {
 			const without, with = "ndfq-no-declarations", "ndfq-declarations"
 			e.RunSecondScheduler(ctx, framework.SecondScheduler{without: false, with: true})
-			code, g := e.ProbeVerdict(ctx, "--scheduler-name", without, "--scheduler-name", with)
+			code, g := e.ProbeVerdictOn(ctx, refusing, "--scheduler-name", without, "--scheduler-name", with)
 			Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
 			Expect(g.Fired()).To(Equal([]rollout.Condition{rollout.SchedulerIgnoresDecl}), "%v", g.Reasons)
 			for _, pool := range refusing {

@@ -29,6 +29,24 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 		"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args...)...)
 }
 
+// ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
+// the fleet's plan (--intent counts every pool's nodes): for claims about
+// one pool or about the probe's own permissions, each run a fraction of a
+// whole-fleet one. The GO spec and the in-cluster Job run on the fleet.
+func (e *Env) ProbeCLIOn(ctx context.Context, pools []string, args ...string) (int, string) {
+	GinkgoHelper()
+	Expect(pools).NotTo(BeEmpty(), "pools to probe")
+	return RunNDFQ(ctx, append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
+		"--node-selector", fmt.Sprintf("%s in (%s)", topology.PoolLabel, strings.Join(pools, ","))}, args...)...)
+}
+
+// ProbeVerdictOn is ProbeCLIOn's verdict (-o json).
+func (e *Env) ProbeVerdictOn(ctx context.Context, pools []string, args ...string) (int, rollout.Gate) {
+	GinkgoHelper()
+	code, out := e.ProbeCLIOn(ctx, pools, append(args, "-o", "json")...)
+	return code, ParseVerdict(code, out)
+}
+
 // RunNDFQ runs the real ndfq binary and returns its exit code and stdout.
 func RunNDFQ(ctx context.Context, args ...string) (int, string) {
 	GinkgoHelper()
@@ -67,10 +85,11 @@ func ParseVerdict(code int, out string) rollout.Gate {
 	return g
 }
 
-// ExpectHold is a HOLD (exit 1) on condition naming the pool's node.
+// ExpectHold is a HOLD (exit 1) on condition naming the pool's node, from
+// a probe of that pool alone.
 func (e *Env) ExpectHold(ctx context.Context, c rollout.Condition, pool, node string, args ...string) {
 	GinkgoHelper()
-	code, g := e.ProbeVerdict(ctx, args...)
+	code, g := e.ProbeVerdictOn(ctx, []string{pool}, args...)
 	Expect(code).To(Equal(1), "probe verdict %s: %v", g.Verdict, g.Reasons)
 	Expect(g.Holds(c, pool, node)).To(BeTrue(), "the probe should hold on %s [%s/%s]; it said %s %v", c, pool, node, g.Verdict, g.Reasons)
 }
