@@ -84,7 +84,7 @@ func ExtraSchedulersSpec(_ context.Context, inputGetter func() ExtraSchedulersSp
 
 	// Serial as the other probe runs: beside parallel specs its latency
 	// ratio could fire for want of CPU alone.
-	It(fmt.Sprintf("ndfq probe --scheduler-name holds scheduler-ignores-declarations naming exactly the extra schedulers without the plugin, of %v", t.ExtraSchedulerNames()), Serial, func(ctx SpecContext) {
+	It(fmt.Sprintf("ndfq probe --scheduler-name holds scheduler-ignores-declarations naming exactly the extra schedulers without the plugin, of %v, probing %s", t.ExtraSchedulerNames(), framework.PoolDesc(lacking)), Serial, func(ctx SpecContext) {
 		var args, ignoring []string
 		for _, s := range extra {
 			args = append(args, "--scheduler-name", s.Name)
@@ -92,7 +92,7 @@ func ExtraSchedulersSpec(_ context.Context, inputGetter func() ExtraSchedulersSp
 				ignoring = append(ignoring, s.Name)
 			}
 		}
-		code, g := e.ProbeVerdict(ctx, args...)
+		code, g := e.ProbeVerdictOn(ctx, []string{lacking.Name}, args...)
 		if len(ignoring) == 0 {
 			Expect(code).To(Equal(0), "every extra scheduler keeps the plugin: %s %v", g.Verdict, g.Reasons)
 			return
