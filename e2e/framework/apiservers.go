@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
@@ -90,4 +91,9 @@ func (e *Env) SetAPIServerAt(ctx context.Context, a APIServer, want fixtures.Com
 		}
 		return g.Enabled(ndf) == want.Enables(ndf), g.Describe(ndf), nil
 	})).To(Succeed())
+	// The scheduler the suites read runs on the first control-plane node,
+	// and authorizes /metrics through the apiserver beside it.
+	if a.Node == kindconfig.NodeName(e.Cluster.Name, "control-plane", 0) && e.Shared.SchedulerMetricURL != "" {
+		e.WaitSchedulerMetrics(ctx, node)
+	}
 }

@@ -8,7 +8,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
 	"github.com/ndfq/ndfq/clusters/surgery"
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
@@ -39,17 +42,7 @@ func (e *Env) SetComponent(ctx context.Context, component string, want fixtures.
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		sched, err := probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
-		if err != nil && strings.Contains(err.Error(), "system:anonymous") && !restartedScheduler {
-			// Finding F6: a scheduler that restarted while the apiserver was
-			// down serves without authentication until it is restarted.
-			restartedScheduler = true
-			Record(report.Observation{Kind: report.KindFinding, Pool: cp.Name, OK: true,
-				Text: "F6: after a kube-apiserver restart the kube-scheduler, restarted while the apiserver was down, answered 403 system:anonymous on /metrics; restarting it again fixed it"})
-			if err := surgery.RestartStaticPodContainer(node, KubeScheduler); err != nil {
-				return false, "", err
-			}
-		}
+		sched, err := e.schedulerGates(ctx, node, &restartedScheduler)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -63,6 +56,40 @@ func (e *Env) SetComponent(ctx context.Context, component string, want fixtures.
 			}
 		}
 		return g.Enabled(fixtures.NodeDeclaredFeatures) == want.Enables(fixtures.NodeDeclaredFeatures), g.Describe(fixtures.NodeDeclaredFeatures), nil
+	})).To(Succeed())
+}
+
+// schedulerGates reads the gates of the kube-scheduler whose /metrics the
+// suites read (on node, the first control-plane node). Finding F6: a
+// scheduler that restarted while the apiserver beside it was down serves
+// without authentication (403 system:anonymous); the first time it does,
+// it is restarted (restarted records that) and the finding recorded.
+func (e *Env) schedulerGates(ctx context.Context, node nodes.Node, restarted *bool) (probes.Gates, error) {
+	sched, err := probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
+	if err != nil && strings.Contains(err.Error(), "system:anonymous") && !*restarted {
+		*restarted = true
+		Record(report.Observation{Kind: report.KindFinding, Pool: topology.ControlPlanePool, Node: node.String(), OK: true,
+			Text: "F6: after a kube-apiserver restart the kube-scheduler, restarted while the apiserver was down, answered 403 system:anonymous on /metrics; restarting it again fixed it"})
+		if rerr := surgery.RestartStaticPodContainer(node, KubeScheduler); rerr != nil {
+			return nil, rerr
+		}
+	}
+	return sched, err
+}
+
+// WaitSchedulerMetrics waits (wait-metrics) until the kube-scheduler whose
+// /metrics the suites read answers again after an apiserver on its node
+// restarted: while that apiserver is down its delegated authorization
+// fails (500), and a scheduler that lost its lease meanwhile restarts
+// into F6.
+func (e *Env) WaitSchedulerMetrics(ctx context.Context, node nodes.Node) {
+	GinkgoHelper()
+	restarted := false
+	Expect(wait.Until(ctx, wait.Metrics, "kube-scheduler "+e.Shared.SchedulerMetricURL+" to answer /metrics", func(ctx context.Context) (bool, string, error) {
+		if _, err := e.schedulerGates(ctx, node, &restarted); err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
 	})).To(Succeed())
 }
 
