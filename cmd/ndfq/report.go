@@ -160,6 +160,9 @@ func claimsCommand() *cobra.Command {
 			}
 			applies, na, uncovered := claims.Count(cells)
 			fmt.Fprintf(cmd.ErrOrStderr(), "topology %s: %d cells apply, %d not applicable, %d not covered by a probe yet\n", t.Name, applies, na, uncovered)
+			if err := t.ForSuites(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the matrix is the first control-plane node's apiserver's; the suites do not run it: %v\n", err)
+			}
 			return nil
 		},
 	}
