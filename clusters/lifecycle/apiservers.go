@@ -12,43 +12,53 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
-const kubeAPIServer = "kube-apiserver"
-
 // setOwnAPIServers lays each control-plane node's own apiserver settings
 // (topology controlPlane.nodes) over the ones kubeadm joined it with, one
-// node at a time, and waits (wait-pod-running) until each restarted
-// apiserver is Ready. kubeadm join takes the cluster's ClusterConfiguration
+// node at a time. kubeadm join takes the cluster's ClusterConfiguration
 // for every control-plane node, so a per-node flag can only come after it.
 func (c *Cluster) setOwnAPIServers(ctx context.Context) error {
 	own := c.Topology.OwnAPIServerSettings()
+	for _, i := range slices.Sorted(maps.Keys(own)) {
+		name := kindconfig.NodeName(c.Name, "control-plane", i)
+		if err := c.RestartStaticPod(ctx, name, nodeimage.KubeAPIServer, own[i].FeatureGates, own[i].ExtraArgs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RestartStaticPod rewrites a control-plane component's flags on one node
+// (surgery.SetStaticPodFlags: exactly these gates, args set or removed;
+// the change must alter the manifest, or nothing restarts) and waits
+// (wait-pod-running) until its mirror pod runs the new manifest and is
+// Ready.
+func (c *Cluster) RestartStaticPod(ctx context.Context, nodeName, component string, gates map[string]bool, args map[string]string) error {
+	node, err := c.KindNode(nodeName)
+	if err != nil {
+		return err
+	}
 	cs, err := kubernetes.NewForConfig(c.Client.RESTConfig())
 	if err != nil {
 		return err
 	}
-	for _, i := range slices.Sorted(maps.Keys(own)) {
-		name := kindconfig.NodeName(c.Name, "control-plane", i)
-		node, err := c.KindNode(name)
-		if err != nil {
-			return err
-		}
-		mirror := kubeAPIServer + "-" + name
-		before, err := wait.ForPodStarted(ctx, cs, metav1.NamespaceSystem, mirror, nil)
-		if err != nil {
-			return fmt.Errorf("%s before its own settings: %w", mirror, err)
-		}
-		if _, err := surgery.SetStaticPodFlags(node, kubeAPIServer, own[i].FeatureGates, own[i].ExtraArgs); err != nil {
-			return err
-		}
-		restarted := func(p *corev1.Pod) bool {
-			return configHash(p) != configHash(before) && p.Status.Phase == corev1.PodRunning && wait.PodReady(p)
-		}
-		if _, err := wait.ForPodStarted(ctx, cs, metav1.NamespaceSystem, mirror, restarted); err != nil {
-			return fmt.Errorf("%s with its own settings: %w", mirror, err)
-		}
+	mirror := component + "-" + nodeName
+	before, err := wait.ForPodStarted(ctx, cs, metav1.NamespaceSystem, mirror, nil)
+	if err != nil {
+		return fmt.Errorf("%s before the restart: %w", mirror, err)
+	}
+	if _, err := surgery.SetStaticPodFlags(node, component, gates, args); err != nil {
+		return err
+	}
+	restarted := func(p *corev1.Pod) bool {
+		return configHash(p) != configHash(before) && p.Status.Phase == corev1.PodRunning && wait.PodReady(p)
+	}
+	if _, err := wait.ForPodStarted(ctx, cs, metav1.NamespaceSystem, mirror, restarted); err != nil {
+		return fmt.Errorf("%s restarted with %s %v: %w", mirror, surgery.FormatGatesOrNone(gates), args, err)
 	}
 	return nil
 }
@@ -56,11 +66,11 @@ func (c *Cluster) setOwnAPIServers(ctx context.Context) error {
 // configHash is the kubelet's hash of a static pod's manifest, on its mirror pod.
 func configHash(p *corev1.Pod) string { return p.Annotations["kubernetes.io/config.hash"] }
 
-// ownAPIServerProblems compares control-plane node i's apiserver
-// arguments with the flags its own settings set or remove.
-func (c *Cluster) ownAPIServerProblems(node string, args []string, i int) []string {
+// flagProblems compares control-plane node i's apiserver arguments with
+// the flags its own settings (want) set or remove.
+func flagProblems(node string, args []string, want map[string]string, i int) []string {
 	var p []string
-	for k, v := range c.Topology.OwnAPIServerSettings()[i].ExtraArgs {
+	for k, v := range want {
 		prefix := "--" + k + "="
 		at := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, prefix) })
 		switch {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 )
@@ -69,11 +70,11 @@ func (c *Cluster) Conforms(ctx context.Context) error {
 				"kube-apiserver": t.NodeAPIServer(cpIndex).FeatureGates,
 				"kube-scheduler": t.ControlPlane.Scheduler.FeatureGates,
 			}
-			if _, own := t.OwnAPIServerSettings()[cpIndex]; own {
-				if args, err := surgery.StaticPodArgs(kn, kubeAPIServer); err != nil {
+			if own, ok := t.OwnAPIServerSettings()[cpIndex]; ok {
+				if args, err := surgery.StaticPodArgs(kn, nodeimage.KubeAPIServer); err != nil {
 					problems = append(problems, err.Error())
 				} else {
-					problems = append(problems, c.ownAPIServerProblems(n.Name, args, cpIndex)...)
+					problems = append(problems, flagProblems(n.Name, args, own.ExtraArgs, cpIndex)...)
 				}
 			}
 			// Extra schedulers run on the first control-plane node only.

@@ -579,20 +579,15 @@ func (t *Topology) NodeAPIServer(i int) Component {
 		return base
 	}
 	own := t.ControlPlane.Nodes[i].APIServer
-	out := Component{FeatureGates: maps.Clone(base.FeatureGates), ExtraArgs: maps.Clone(base.ExtraArgs)}
-	if len(own.FeatureGates) > 0 && out.FeatureGates == nil {
-		out.FeatureGates = map[string]bool{}
-	}
+	out := Component{FeatureGates: map[string]bool{}, ExtraArgs: map[string]string{}}
+	maps.Copy(out.FeatureGates, base.FeatureGates)
 	maps.Copy(out.FeatureGates, own.FeatureGates)
+	maps.Copy(out.ExtraArgs, base.ExtraArgs)
 	for k, v := range own.ExtraArgs {
-		if out.ExtraArgs == nil {
-			out.ExtraArgs = map[string]string{}
-		}
-		if v == "" {
-			delete(out.ExtraArgs, k)
-			continue
-		}
 		out.ExtraArgs[k] = v
+		if v == "" { // removes the flag
+			delete(out.ExtraArgs, k)
+		}
 	}
 	return out
 }

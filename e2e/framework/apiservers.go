@@ -9,11 +9,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
-	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
@@ -67,22 +65,12 @@ func (a APIServer) Clientset(e *Env) kubernetes.Interface {
 // others keep running: the window of a rolling change.
 func (e *Env) SetAPIServerAt(ctx context.Context, a APIServer, want fixtures.Component, args map[string]string) {
 	GinkgoHelper()
-	mirror := "kube-apiserver-" + a.Node
-	hash := func(p *corev1.Pod) string { return p.Annotations["kubernetes.io/config.hash"] }
-	before, err := e.Clientset.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, mirror, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
 	node, err := e.Cluster.KindNode(a.Node)
 	Expect(err).NotTo(HaveOccurred())
 	e.evidence.node(a.Node)
 	flags := map[string]string{"emulated-version": want.EmulatedVersion}
 	maps.Copy(flags, args)
-	_, err = surgery.SetStaticPodFlags(node, KubeAPIServer, want.Gates, flags)
-	Expect(err).NotTo(HaveOccurred())
-	restarted := func(p *corev1.Pod) bool {
-		return hash(p) != hash(before) && p.Status.Phase == corev1.PodRunning && wait.PodReady(p)
-	}
-	_, err = wait.ForPodStarted(ctx, e.Clientset, metav1.NamespaceSystem, mirror, restarted)
-	Expect(err).NotTo(HaveOccurred(), "kube-apiserver on %s restarted with %s %v", a.Node, surgery.FormatGatesOrNone(want.Gates), flags)
+	Expect(e.Cluster.RestartStaticPod(ctx, a.Node, KubeAPIServer, want.Gates, flags)).To(Succeed())
 	ndf := fixtures.NodeDeclaredFeatures
 	Expect(wait.Until(ctx, wait.Metrics, fmt.Sprintf("kube-apiserver at %s to report %s %s", a.Endpoint, ndf, map[bool]string{true: "on", false: "off"}[want.Enables(ndf)]), func(ctx context.Context) (bool, string, error) {
 		g, err := probes.APIServerGatesAt(ctx, e.Cluster.Client.RESTConfig(), a.Endpoint)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,8 +26,14 @@ import (
 func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 	GinkgoHelper()
 	// The topology is the fleet's plan: a kubelet that drifted from it holds.
-	return RunNDFQ(ctx, append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
-		"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args...)...)
+	return e.probeCLI(ctx, []string{"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args)
+}
+
+// probeCLI runs `ndfq probe` on the cluster under test, with its scope
+// (the fleet's plan, or a node selector) and the spec's args.
+func (e *Env) probeCLI(ctx context.Context, scope, args []string) (int, string) {
+	GinkgoHelper()
+	return RunNDFQ(ctx, slices.Concat([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL}, scope, args)...)
 }
 
 // ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
@@ -36,8 +43,7 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 func (e *Env) ProbeCLIOn(ctx context.Context, pools []string, args ...string) (int, string) {
 	GinkgoHelper()
 	Expect(pools).NotTo(BeEmpty(), "pools to probe")
-	return RunNDFQ(ctx, append([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL,
-		"--node-selector", fmt.Sprintf("%s in (%s)", topology.PoolLabel, strings.Join(pools, ","))}, args...)...)
+	return e.probeCLI(ctx, []string{"--node-selector", fmt.Sprintf("%s in (%s)", topology.PoolLabel, strings.Join(pools, ","))}, args)
 }
 
 // ProbeVerdictOn is ProbeCLIOn's verdict (-o json).
