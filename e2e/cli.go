@@ -34,15 +34,18 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeCLISpec"); e = in.Env })
 
 	It("says GO (exit 0) with a per-pool table on the sound cluster", func(ctx SpecContext) {
-		code, out := e.ProbeCLI(ctx)
+		// One run (each is ~90 probe pods): text on stdout, JSON beside it.
+		jsonPath := filepath.Join(GinkgoT().TempDir(), "probe.json")
+		code, out := e.ProbeCLI(ctx, "--json", jsonPath)
 		Expect(code).To(Equal(0), "probe verdict:\n%s", out)
 		Expect(out).To(HavePrefix(rollout.GO))
 		for _, p := range t.Pools() {
 			Expect(out).To(ContainSubstring(p.Name), "per-pool table")
 		}
-		code, js := e.ProbeCLI(ctx, "--output", "json")
-		Expect(code).To(Equal(0))
-		Expect(rollout.ValidateProbeJSON([]byte(js))).To(Succeed(), "--output json against report/rollout/probe.schema.json")
+		js, err := os.ReadFile(jsonPath)
+		Expect(err).NotTo(HaveOccurred(), "--json %s", jsonPath)
+		Expect(rollout.ValidateProbeJSON(js)).To(Succeed(), "--json against report/rollout/probe.schema.json")
+		Expect(framework.ParseVerdict(code, string(js)).Verdict).To(Equal(rollout.GO), "the JSON's verdict is the text's")
 	})
 
 	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {

@@ -64,7 +64,11 @@ var _ = BeforeEach(func() {
 
 var _ = AfterEach(func(ctx SpecContext) { env.DumpIfFailed(ctx, framework.AtFailure) })
 
-var _ = SynchronizedAfterSuite(func() {}, func(ctx context.Context) {
+var _ = SynchronizedAfterSuite(func(ctx context.Context) {
+	if env != nil {
+		Expect(env.WaitNamespacesGone(ctx)).To(Succeed())
+	}
+}, func(ctx context.Context) {
 	Expect(framework.TearDown(settings, shared, progress.New(GinkgoWriter))).To(Succeed())
 }, NodeTimeout(framework.TearDownTimeout))
 

@@ -26,7 +26,10 @@ type Placement struct {
 }
 
 // Place creates the pod and waits (wait-scheduling) until it is bound or
-// the scheduler marks it Unschedulable.
+// the scheduler marks it Unschedulable. The decision time is the server's:
+// from the pod's creation to its PodScheduled condition, both stamped by the
+// control plane (1 s resolution), so a client that polls slowly (throttled,
+// or beside many other probes) does not stretch it.
 func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (Placement, error) {
 	start := time.Now()
 	created, err := createPod(ctx, cs, namespace, pod)
@@ -39,17 +42,24 @@ func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if p.Spec.NodeName != "" {
-			res.Node = p.Spec.NodeName
-			res.Decision = time.Since(start)
+		for _, c := range p.Status.Conditions {
+			if c.Type != corev1.PodScheduled {
+				continue
+			}
+			switch {
+			case c.Status == corev1.ConditionTrue && p.Spec.NodeName != "":
+				res.Node = p.Spec.NodeName
+			case c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+				res.Unschedulable, res.Message = true, c.Message
+			default:
+				continue
+			}
+			res.Decision = max(c.LastTransitionTime.Sub(p.CreationTimestamp.Time), 0)
 			return true, "", nil
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				res.Unschedulable, res.Message = true, c.Message
-				res.Decision = time.Since(start)
-				return true, "", nil
-			}
+		if p.Spec.NodeName != "" { // bound without the condition: the client's own clock
+			res.Node, res.Decision = p.Spec.NodeName, time.Since(start)
+			return true, "", nil
 		}
 		return false, "pending without a decision", nil
 	})

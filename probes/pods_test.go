@@ -3,7 +3,9 @@ package probes
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/ndfq/ndfq/internal/wait"
 )
@@ -54,10 +57,12 @@ func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 }
 
 // The probe's cleanup waits until its pods are gone from their nodes: a
-// drain right after it must not find them (stop 22's CI failure). Pods
-// still there after wait-namespace-gone are said, and cleanup ends.
+// drain right after it must not find them (stop 22's CI failure). Each is
+// deleted with a grace period (a forced delete would drop the object while
+// its container still runs). Pods still there after wait-pods-gone are
+// said, and cleanup ends.
 func TestCleanupWaitsForThePodsToGo(t *testing.T) {
-	t.Setenv(wait.EnvVar(wait.NamespaceGone), "300ms,10ms")
+	t.Setenv(wait.EnvVar(wait.PodsGone), "300ms,10ms")
 	pod := func(name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
 	}
@@ -70,11 +75,22 @@ func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 		}
 		return false, nil, nil
 	})
+	var graces []int64
+	var mu sync.Mutex
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		graces = append(graces, ptr.Deref(a.(k8stesting.DeleteActionImpl).DeleteOptions.GracePeriodSeconds, -1))
+		return false, nil, nil
+	})
 	var said []string
 	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{Progress: func(f string, args ...any) { said = append(said, f) }}}
 	p.deleteCreated(context.Background())
 	if lingering != 0 {
 		t.Errorf("cleanup ended while pod b was still there (%d gets left)", lingering)
+	}
+	if !slices.Equal(graces, []int64{1, 1}) {
+		t.Errorf("pods deleted with grace periods %v, want 1 s each (-1: none given)", graces)
 	}
 	if strings.Contains(strings.Join(said, "\n"), "not gone") {
 		t.Errorf("said %q for pods that went", said)

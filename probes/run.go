@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,7 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/kubeversion"
@@ -225,14 +227,21 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 			pr := &results[i]
 			// With --node-selector a label value may also name nodes outside the run: steer by name.
 			steer := steering(run.PoolLabel.Label, pool, run.Pools[pool], sliced[pool] || in.NodeSelector != "")
-			for _, sched := range append([]string{""}, in.SchedulerNames...) {
-				var placed []PoolProbe
-				if placed, pr.err = p.placeAll(ctx, pool, steer, run.Pools[pool], sched); pr.err != nil {
-					return
-				}
-				pr.placements = append(pr.placements, placed...)
+			schedulers := append([]string{""}, in.SchedulerNames...)
+			placed := make([][]PoolProbe, len(schedulers))
+			var g errgroup.Group
+			for j, sched := range schedulers {
+				g.Go(func() (err error) {
+					placed[j], err = p.placeAll(ctx, pool, steer, run.Pools[pool], sched)
+					return err
+				})
 			}
-			pr.updates, pr.err = p.updateAll(ctx, pool, steer)
+			g.Go(func() (err error) {
+				pr.updates, err = p.updateAll(ctx, pool, steer)
+				return err
+			})
+			pr.err = g.Wait()
+			pr.placements = slices.Concat(placed...)
 		}()
 	}
 	wg.Wait()
@@ -282,9 +291,12 @@ func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err e
 	run.Namespace = ns.Name
 	done = func() {
 		// Also on Ctrl-C: the probe namespace must not outlive the probe.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
 		defer cancel()
 		p.say("removing namespace %s", ns.Name)
+		// The namespace controller would delete the pods only after it has
+		// gone through every resource type, with their 30 s grace period.
+		p.deletePods(cctx)
 		_ = p.cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
 		p.waitPodsGone(cctx)
 	}
@@ -297,19 +309,30 @@ func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err e
 
 // deleteCreated removes the run's pods from a namespace the probe keeps.
 func (p *prober) deleteCreated(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.NamespaceGone).Timeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
 	defer cancel()
-	p.mu.Lock()
-	created := slices.Clone(p.created)
-	p.mu.Unlock()
-	p.say("deleting %d probe pods from namespace %s", len(created), p.ns)
-	for _, name := range created {
-		_ = p.cs.CoreV1().Pods(p.ns).Delete(cctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-	}
+	p.say("deleting the probe pods from namespace %s", p.ns)
+	p.deletePods(cctx)
 	p.waitPodsGone(cctx)
 }
 
-// waitPodsGone waits (wait-namespace-gone) until the run's pods are gone
+// deletePods deletes the run's pods at once with a 1 s grace period: their
+// kubelets stop them (probe images exit on SIGTERM) before they are gone.
+func (p *prober) deletePods(ctx context.Context) {
+	p.mu.Lock()
+	created := slices.Clone(p.created)
+	p.mu.Unlock()
+	var g errgroup.Group
+	for _, name := range created {
+		g.Go(func() error {
+			_ = p.cs.CoreV1().Pods(p.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// waitPodsGone waits (wait-pods-gone) until the run's pods are gone
 // from their nodes, as kubectl delete waits: a drain or a kubelet restart
 // right after the probe must not find them there. A namespace's deletion
 // leaves its pods running until its controller gets to them. Not seeing
@@ -318,7 +341,7 @@ func (p *prober) waitPodsGone(ctx context.Context) {
 	p.mu.Lock()
 	left := slices.Clone(p.created)
 	p.mu.Unlock()
-	err := wait.Until(ctx, wait.NamespaceGone, fmt.Sprintf("%d probe pods gone from namespace %s", len(left), p.ns), func(ctx context.Context) (bool, string, error) {
+	err := wait.Until(ctx, wait.PodsGone, fmt.Sprintf("%d probe pods gone from namespace %s", len(left), p.ns), func(ctx context.Context) (bool, string, error) {
 		for len(left) > 0 {
 			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, left[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, fmt.Sprintf("%d left, %s among them", len(left), left[0]), nil
@@ -365,82 +388,99 @@ func sortedPools(m map[string][]string) []string {
 	return out
 }
 
+// placeAll places the control pod and each scheduling probe's pod on the
+// pool at once (each waits for its own decision), in that order.
 func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeSelectorTerm, nodes []string, scheduler string) ([]PoolProbe, error) {
-	var out []PoolProbe
 	kind := "p"
 	if scheduler != "" {
 		kind = "s" + strconv.Itoa(slices.Index(p.in.SchedulerNames, scheduler))
 	}
-	try := func(feature string, shape func(*corev1.Pod)) error {
-		pod := p.probePod(p.podName(kind, pool, len(out)), steer, scheduler, shape)
-		p.remember(pod.Name)
-		res, err := Place(ctx, p.cs, p.ns, pod)
-		if err != nil {
-			if scheduler != "" {
-				err = fmt.Errorf("%w (is a scheduler named %q running?)", err, scheduler)
-			}
-			return err
-		}
-		// A bound pod is judged by its node; a refused one by whether any node of the pool declares.
-		declares := p.declares(feature, nodes...)
-		if res.Node != "" {
-			declares = p.declares(feature, res.Node)
-		}
-		out = append(out, PoolProbe{Pool: pool, Scheduler: scheduler, Feature: feature, Declares: declares,
-			Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision})
-		return nil
+	type try struct {
+		feature string
+		shape   func(*corev1.Pod)
 	}
-	if err := try("", func(*corev1.Pod) {}); err != nil {
-		return nil, err
-	}
+	tries := []try{{"", func(*corev1.Pod) {}}}
 	for _, sp := range fixtures.SchedulingProbes(p.minor) {
-		if !p.api.Enabled(sp.APIServerGate) {
-			continue
+		if p.api.Enabled(sp.APIServerGate) {
+			tries = append(tries, try{sp.Feature, sp.Apply})
 		}
-		if err := try(sp.Feature, sp.Apply); err != nil {
-			return nil, err
-		}
+	}
+	out := make([]PoolProbe, len(tries))
+	g, ctx := errgroup.WithContext(ctx)
+	for i, t := range tries {
+		g.Go(func() error {
+			pod := p.probePod(p.podName(kind, pool, i), steer, scheduler, t.shape)
+			p.remember(pod.Name)
+			res, err := Place(ctx, p.cs, p.ns, pod)
+			if err != nil {
+				if scheduler != "" {
+					err = fmt.Errorf("%w (is a scheduler named %q running?)", err, scheduler)
+				}
+				return err
+			}
+			// A bound pod is judged by its node; a refused one by whether any node of the pool declares.
+			declares := p.declares(t.feature, nodes...)
+			if res.Node != "" {
+				declares = p.declares(t.feature, res.Node)
+			}
+			out[i] = PoolProbe{Pool: pool, Scheduler: scheduler, Feature: t.feature, Declares: declares,
+				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
+// updateAll starts one pod per control update and update probe on the
+// pool at once, and sends each its update once it runs, in that order.
 func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.NodeSelectorTerm) ([]PoolUpdate, error) {
-	var out []PoolUpdate
-	try := func(feature string, shape func(*corev1.Pod), started func(*corev1.Pod) bool, sub string, patch []byte) error {
-		pod := p.probePod(p.podName("u", pool, len(out)), steer, "", shape)
-		p.remember(pod.Name)
-		if _, err := createPod(ctx, p.cs, p.ns, pod); err != nil {
-			if apierrors.IsForbidden(err) {
-				return &PermissionError{Verb: "create", Resource: "pods"}
-			}
-			return err
-		}
-		running, err := wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, started)
-		if err != nil {
-			return err
-		}
-		res, err := Update(ctx, p.cs, p.ns, pod.Name, sub, patch)
-		if err != nil {
-			return err
-		}
-		out = append(out, PoolUpdate{Pool: pool, Feature: feature, Declares: p.declares(feature, running.Spec.NodeName), Code: res.Code, Message: res.Message})
-		return nil
+	type try struct {
+		feature string
+		shape   func(*corev1.Pod)
+		started func(*corev1.Pod) bool
+		sub     string
+		patch   []byte
 	}
+	var tries []try
 	for _, c := range fixtures.ControlUpdates() {
-		if err := try("", c.Apply, nil, c.Subresource, c.Patch); err != nil {
-			return nil, err
+		tries = append(tries, try{"", c.Apply, nil, c.Subresource, c.Patch})
+	}
+	if p.api.Enabled(fixtures.NodeDeclaredFeatures) {
+		for _, u := range fixtures.UpdateProbes(p.minor) {
+			if p.api.Enabled(u.APIServerGate) {
+				tries = append(tries, try{u.Feature, u.Apply, u.Started, u.Subresource, u.Patch})
+			}
 		}
 	}
-	if !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
-		return out, nil
+	out := make([]PoolUpdate, len(tries))
+	g, ctx := errgroup.WithContext(ctx)
+	for i, t := range tries {
+		g.Go(func() error {
+			pod := p.probePod(p.podName("u", pool, i), steer, "", t.shape)
+			p.remember(pod.Name)
+			if _, err := createPod(ctx, p.cs, p.ns, pod); err != nil {
+				if apierrors.IsForbidden(err) {
+					return &PermissionError{Verb: "create", Resource: "pods"}
+				}
+				return err
+			}
+			running, err := wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, t.started)
+			if err != nil {
+				return err
+			}
+			res, err := Update(ctx, p.cs, p.ns, pod.Name, t.sub, t.patch)
+			if err != nil {
+				return err
+			}
+			out[i] = PoolUpdate{Pool: pool, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName), Code: res.Code, Message: res.Message}
+			return nil
+		})
 	}
-	for _, u := range fixtures.UpdateProbes(p.minor) {
-		if !p.api.Enabled(u.APIServerGate) {
-			continue
-		}
-		if err := try(u.Feature, u.Apply, u.Started, u.Subresource, u.Patch); err != nil {
-			return nil, err
-		}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, resultsCM, intentFile, intentCPVersion string
+	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, jsonFile, resultsCM, intentFile, intentCPVersion string
 	var tolerations, schedulerNames []string
 	var qps float32
 	var burst, kubeletSample int
@@ -172,7 +172,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 				}
 				log.Printf("results in configmap %s/%s (report.json, junit.xml)", ns, resultsCM)
 			}
-			for path, form := range map[string]string{svg: "svg", junit: "junit"} {
+			for path, form := range map[string]string{svg: "svg", junit: "junit", jsonFile: "json"} {
 				if path == "" {
 					continue
 				}
@@ -207,6 +207,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json), markdown or junit")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&junit, "junit", "", "also write the verdict as JUnit (one test case per pool and stop condition) to this file")
+	f.StringVar(&jsonFile, "json", "", "also write the verdict as JSON (report/rollout/probe.schema.json) to this file: text for people and JSON for the pipeline from one run")
 	f.StringVar(&resultsCM, "results-configmap", "", "also save report.json and junit.xml in this ConfigMap of the -n namespace (or $POD_NAMESPACE): how the in-cluster Job (config/job/) hands its results to a pipeline")
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")

@@ -35,6 +35,9 @@ type Env struct {
 	Shared    Shared
 	Log       *progress.Logger
 	evidence  *evidence
+	// deleted are the namespaces Namespace deleted without waiting.
+	deletedMu sync.Mutex
+	deleted   []string
 	// cri holds each node's CRI report (criReports), read once.
 	criOnce sync.Once
 	cri     map[string]fixtures.Runtime

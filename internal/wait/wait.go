@@ -31,6 +31,7 @@ const (
 	Scheduling    Name = "wait-scheduling"
 	PodRunning    Name = "wait-pod-running"
 	NamespaceGone Name = "wait-namespace-gone"
+	PodsGone      Name = "wait-pods-gone"
 	KubeletSync   Name = "wait-kubelet-sync"
 	ProbeJob      Name = "wait-probe-job"
 	// BenchBatch is a scheduler bench placing one batch of pods on a fleet.
@@ -41,7 +42,7 @@ const (
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
