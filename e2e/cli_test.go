@@ -8,6 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("The ndfq probe CLI as a rollout gate", ndf, Label("cli"), Serial, func() {
+var _ = Describe("The ndfq probe CLI as a rollout gate", ndf, Label("cli"), func() {
 	ProbeCLISpec(context.TODO(), func() ProbeCLISpecInput { return ProbeCLISpecInput{input()} })
 })
