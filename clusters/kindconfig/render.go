@@ -212,7 +212,15 @@ func clusterPatch(t *topology.Topology, o Options) ([]string, error) {
 		cc["apiServer"] = map[string]any{"extraArgs": api}
 	}
 	// The scheduler listens beyond loopback so its port can be published.
-	cc["scheduler"] = map[string]any{"extraArgs": component(t.ControlPlane.Scheduler, map[string]string{"bind-address": "0.0.0.0"})}
+	scheduler := map[string]string{"bind-address": "0.0.0.0"}
+	if !t.LeaderElection() {
+		// One control-plane node has nothing to elect; on 2 cores under a
+		// suite's load a lease renewal missed by 10 s would restart the
+		// scheduler and controller-manager mid-spec.
+		scheduler["leader-elect"] = "false"
+		cc["controllerManager"] = map[string]any{"extraArgs": map[string]string{"leader-elect": "false"}}
+	}
+	cc["scheduler"] = map[string]any{"extraArgs": component(t.ControlPlane.Scheduler, scheduler)}
 	var out []string
 	for _, doc := range []map[string]any{cc, kubeletConfig(o)} {
 		if doc == nil {

@@ -103,13 +103,24 @@ func TestRenderControlPlaneGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := cfg.KubeadmConfigPatches[0]
-	for _, want := range []string{"kind: ClusterConfiguration", "apiServer:\n  extraArgs:\n    feature-gates: NodeDeclaredFeatures=true", "scheduler:\n  extraArgs:\n    bind-address: 0.0.0.0\n    feature-gates: NodeDeclaredFeatures=true\n    v: \"2\""} {
+	for _, want := range []string{"kind: ClusterConfiguration", "apiServer:\n  extraArgs:\n    feature-gates: NodeDeclaredFeatures=true", "scheduler:\n  extraArgs:\n    bind-address: 0.0.0.0\n    feature-gates: NodeDeclaredFeatures=true\n    leader-elect: \"false\"\n    v: \"2\"", "controllerManager:\n  extraArgs:\n    leader-elect: \"false\""} {
 		if !strings.Contains(cc, want) {
 			t.Errorf("ClusterConfiguration patch lacks %q:\n%s", want, cc)
 		}
 	}
 	if len(cfg.Nodes) != 3 {
 		t.Errorf("pool count 2 must render 2 workers: %d nodes", len(cfg.Nodes))
+	}
+	// Two control-plane nodes run two schedulers: they elect a leader.
+	ha, err := topology.Parse("g.yaml", []byte(strings.Replace(y, "version: 1.36.3\n  apiServer", "version: 1.36.3\n  count: 2\n  apiServer", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = Render(ha, Options{Images: images()}); err != nil {
+		t.Fatal(err)
+	}
+	if cc := cfg.KubeadmConfigPatches[0]; strings.Contains(cc, "leader-elect") {
+		t.Errorf("an HA control plane keeps leader election:\n%s", cc)
 	}
 }
 

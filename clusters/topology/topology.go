@@ -358,6 +358,9 @@ func (t *Topology) ControlPlaneNotes() []string {
 	if v, ok := t.DeploysKubeProxy(); ok {
 		out = append(out, fmt.Sprintf("kube-proxy %s on every node, deployed by ndfq through kubeadm %s's addon phase in place of kubeadm %s's own", v, v, t.ControlPlaneVersion()))
 	}
+	if !t.LeaderElection() {
+		out = append(out, "kube-scheduler and kube-controller-manager run with --leader-elect=false (one control-plane node: a lease renewal missed under load would restart them)")
+	}
 	if d := t.APIServersDisagree(); len(d) > 0 {
 		out = append(out, fmt.Sprintf("its apiservers disagree, as in a rolling change held open: control-plane node 1 runs %s; %s", t.NodeAPIServer(0).describe(), strings.Join(d, "; ")))
 	}
@@ -370,6 +373,10 @@ const maxControlPlaneNodes = 3
 
 // ControlPlaneCount is how many control-plane nodes the topology runs.
 func (t *Topology) ControlPlaneCount() int { return max(t.ControlPlane.Count, 1) }
+
+// LeaderElection is whether kube-scheduler and kube-controller-manager
+// elect a leader: only where there is more than one of each.
+func (t *Topology) LeaderElection() bool { return t.ControlPlaneCount() > 1 }
 
 // kubeletSkew applies the version skew policy: a kubelet is never newer
 // than the apiserver and at most three minors older.

@@ -286,12 +286,19 @@ func TestNextRunsAVariantControlPlane(t *testing.T) {
 	if v, ok := top.DeploysKubeProxy(); !ok || v != "v1.37.2" {
 		t.Errorf("kube-proxy %s deployed by ndfq: %t", v, ok)
 	}
-	if len(top.ControlPlaneNotes()) != 2 {
+	if len(top.ControlPlaneNotes()) != 3 {
 		t.Errorf("notes %q", top.ControlPlaneNotes())
 	}
 	def, _ := Load(DefaultName)
-	if _, ok := def.DeploysKubeProxy(); ok || len(def.ControlPlaneNotes()) != 0 || def.Pools()[0].Kind().ControlPlane != "" {
-		t.Errorf("%s runs kubeadm's own kube-proxy and the control plane's kubelet", DefaultName)
+	if _, ok := def.DeploysKubeProxy(); ok || len(def.ControlPlaneNotes()) != 1 || def.Pools()[0].Kind().ControlPlane != "" {
+		t.Errorf("%s runs kubeadm's own kube-proxy and the control plane's kubelet: %q", DefaultName, def.ControlPlaneNotes())
+	}
+	// One control-plane node elects no leader; an HA control plane does.
+	if !strings.Contains(def.ControlPlaneNotes()[0], "--leader-elect=false") {
+		t.Errorf("%s notes %q", DefaultName, def.ControlPlaneNotes())
+	}
+	if ha, _ := Load("ha-1.37"); !ha.LeaderElection() || slices.ContainsFunc(ha.ControlPlaneNotes(), func(n string) bool { return strings.Contains(n, "leader-elect") }) {
+		t.Errorf("ha-1.37 elects leaders: %q", ha.ControlPlaneNotes())
 	}
 	// Both fields at the control plane's own version: no variant.
 	same, err := Parse("t.yaml", []byte(variant("1.37.2", "1.37.2", "1.37.2")))
