@@ -33,101 +33,24 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeCLISpec"); e = in.Env })
 
-	// Where the default scheduler refuses a pod that needs the feature, a
-	// second one without the plugin binds it: the probe must name it.
-	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
-
-	// Beside the parallel specs, but one after another: the GO spec and the
-	// Job each run ~90 probe pods on 2 cores, and the least-privilege spec
-	// and the Job apply config/rbac/ under the same fixed names.
-	Context("one at a time", Ordered, ContinueOnFailure, func() {
-		It("says GO (exit 0) with a per-pool table on the sound cluster", func(ctx SpecContext) {
-			// One run (each is ~90 probe pods): text on stdout, JSON beside it.
-			jsonPath := filepath.Join(GinkgoT().TempDir(), "probe.json")
-			code, out := e.ProbeCLI(ctx, "--json", jsonPath)
-			Expect(code).To(Equal(0), "probe verdict:\n%s", out)
-			Expect(out).To(HavePrefix(rollout.GO))
-			for _, p := range t.Pools() {
-				Expect(out).To(ContainSubstring(p.Name), "per-pool table")
-			}
-			js, err := os.ReadFile(jsonPath)
-			Expect(err).NotTo(HaveOccurred(), "--json %s", jsonPath)
-			Expect(rollout.ValidateProbeJSON(js)).To(Succeed(), "--json against report/rollout/probe.schema.json")
-			Expect(framework.ParseVerdict(code, string(js)).Verdict).To(Equal(rollout.GO), "the JSON's verdict is the text's")
-		})
-
-		// Permissions do not depend on how many pools there are: the
-		// least-privilege runs probe one publishing pool.
-		rbacPool, ok := framework.PoolWhere(t.Workers, framework.Publishes)
-		if !ok {
-			rbacPool, _ = framework.PoolWhere(t.Workers, framework.Any)
+	// The whole-fleet runs (this one, the Job) are Serial: ~90 probe pods
+	// beside the parallel specs pushed the load average past 100 on 2 cores
+	// and the scheduler's own decision times to 34 s. The Job and the
+	// least-privilege spec apply config/rbac/ under the same names: the one
+	// runs after every parallel spec, the other among them.
+	It("says GO (exit 0) with a per-pool table on the sound cluster", Serial, func(ctx SpecContext) {
+		// One run (each is ~90 probe pods): text on stdout, JSON beside it.
+		jsonPath := filepath.Join(GinkgoT().TempDir(), "probe.json")
+		code, out := e.ProbeCLI(ctx, "--json", jsonPath)
+		Expect(code).To(Equal(0), "probe verdict:\n%s", out)
+		Expect(out).To(HavePrefix(rollout.GO))
+		for _, p := range t.Pools() {
+			Expect(out).To(ContainSubstring(p.Name), "per-pool table")
 		}
-		It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace (probing %s)", framework.PoolDesc(rbacPool)), func(ctx SpecContext) {
-			const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
-			on := []string{rbacPool.Name}
-			code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
-			Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
-
-			By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
-			e.ApplyManifest(ctx, "config/rbac/probe.yaml")
-			code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
-			Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
-			Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
-			code, g = e.ProbeVerdictOn(ctx, on, "--as", prober, "--hold-unchecked")
-			Expect(code).To(Equal(1))
-			Expect(g.Holds(rollout.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)
-
-			By("adding the kubelet role (config/rbac/kubelet.yaml)")
-			e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
-			code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
-			Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
-
-			By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
-			e.ApplyManifest(ctx, "config/rbac/namespaced.yaml")
-			code, out := e.ProbeCLIOn(ctx, on, "--as", namespaced)
-			Expect(code).To(Equal(2), "without -n it needs to create namespaces:\n%s", out)
-			code, g = e.ProbeVerdictOn(ctx, on, "--as", namespaced, "-n", "ndfq-probe")
-			Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
-			Expect(g.Namespace).To(Equal("ndfq-probe"))
-			Expect(g.Reasons).To(BeEmpty())
-			Expect(e.PodsIn(ctx, "ndfq-probe")).To(BeEmpty(), "the probe deletes its pods from a namespace it keeps")
-			framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
-		})
-
-		It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", func(ctx SpecContext) {
-			const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
-			By("loading ndfq's own image (make probe-image) into every node")
-			Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
-			e.ApplyManifest(ctx, "config/rbac/probe.yaml")
-			e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
-			e.ApplyManifest(ctx, "config/job/probe-job.yaml")
-			By("waiting for the Job to finish")
-			done := e.WaitJob(ctx, ns, job)
-			cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
-			// In the cluster the Job reads no scheduler metrics: the plugin's
-			// refusal is the scheduler's answer, and without one it is unchecked.
-			want, wantDone := rollout.GO, batchv1.JobComplete
-			if len(refusing) == 0 {
-				want, wantDone = rollout.INCOMPLETE, batchv1.JobFailed
-			}
-			Expect(cm.Data["verdict"]).To(Equal(want), "report.json:\n%s", cm.Data["report.json"])
-			Expect(done).To(Equal(wantDone), "GO completes the Job; INCOMPLETE (exit 3) fails it")
-			if want == rollout.INCOMPLETE {
-				var g rollout.Gate
-				Expect(json.Unmarshal([]byte(cm.Data["report.json"]), &g)).To(Succeed())
-				Expect(g.Reasons).To(BeEmpty())
-				Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "scheduler-gates")), "only the scheduler, for want of a refusal (%s)", whyNot)
-			}
-			Expect(rollout.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
-			junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")
-			Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
-			counts, err := report.CountJUnit(junit)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
-			Expect(counts.Passed).To(BeNumerically(">", 0))
-			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
-		})
+		js, err := os.ReadFile(jsonPath)
+		Expect(err).NotTo(HaveOccurred(), "--json %s", jsonPath)
+		Expect(rollout.ValidateProbeJSON(js)).To(Succeed(), "--json against report/rollout/probe.schema.json")
+		Expect(framework.ParseVerdict(code, string(js)).Verdict).To(Equal(rollout.GO), "the JSON's verdict is the text's")
 	})
 
 	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
@@ -139,6 +62,82 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 			framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe held on a forged declaration on " + node})
 		})
 	}
+
+	// Permissions do not depend on how many pools there are: the
+	// least-privilege runs probe one publishing pool.
+	rbacPool, ok := framework.PoolWhere(t.Workers, framework.Publishes)
+	if !ok {
+		rbacPool, _ = framework.PoolWhere(t.Workers, framework.Any)
+	}
+	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace (probing %s)", framework.PoolDesc(rbacPool)), func(ctx SpecContext) {
+		const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
+		on := []string{rbacPool.Name}
+		code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
+		Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
+
+		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
+		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
+		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober, "--hold-unchecked")
+		Expect(code).To(Equal(1))
+		Expect(g.Holds(rollout.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)
+
+		By("adding the kubelet role (config/rbac/kubelet.yaml)")
+		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
+		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+
+		By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
+		e.ApplyManifest(ctx, "config/rbac/namespaced.yaml")
+		code, out := e.ProbeCLIOn(ctx, on, "--as", namespaced)
+		Expect(code).To(Equal(2), "without -n it needs to create namespaces:\n%s", out)
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", namespaced, "-n", "ndfq-probe")
+		Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(g.Namespace).To(Equal("ndfq-probe"))
+		Expect(g.Reasons).To(BeEmpty())
+		Expect(e.PodsIn(ctx, "ndfq-probe")).To(BeEmpty(), "the probe deletes its pods from a namespace it keeps")
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
+	})
+
+	// Where the default scheduler refuses a pod that needs the feature, a
+	// second one without the plugin binds it: the probe must name it.
+	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
+	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", Serial, func(ctx SpecContext) {
+		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
+		By("loading ndfq's own image (make probe-image) into every node")
+		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
+		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		e.ApplyManifest(ctx, "config/job/probe-job.yaml")
+		By("waiting for the Job to finish")
+		done := e.WaitJob(ctx, ns, job)
+		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
+		// In the cluster the Job reads no scheduler metrics: the plugin's
+		// refusal is the scheduler's answer, and without one it is unchecked.
+		want, wantDone := rollout.GO, batchv1.JobComplete
+		if len(refusing) == 0 {
+			want, wantDone = rollout.INCOMPLETE, batchv1.JobFailed
+		}
+		Expect(cm.Data["verdict"]).To(Equal(want), "report.json:\n%s", cm.Data["report.json"])
+		Expect(done).To(Equal(wantDone), "GO completes the Job; INCOMPLETE (exit 3) fails it")
+		if want == rollout.INCOMPLETE {
+			var g rollout.Gate
+			Expect(json.Unmarshal([]byte(cm.Data["report.json"]), &g)).To(Succeed())
+			Expect(g.Reasons).To(BeEmpty())
+			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "scheduler-gates")), "only the scheduler, for want of a refusal (%s)", whyNot)
+		}
+		Expect(rollout.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
+		junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")
+		Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
+		counts, err := report.CountJUnit(junit)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
+		Expect(counts.Passed).To(BeNumerically(">", 0))
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
+	})
 
 	claim := "holds scheduler-ignores-declarations naming a second scheduler without the NodeDeclaredFeatures plugin, and not one with it"
 	if len(refusing) == 0 {

@@ -7,7 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // ExerciseRule tells a restarted sibling (honoured) from one left alone
@@ -36,5 +38,31 @@ func TestExerciseRule(t *testing.T) {
 	}
 	if _, err := ExerciseRule(context.Background(), fake.NewClientset(pod("", 0)), "ns", "p", "main", "sibling", 42); err == nil {
 		t.Error("a sibling that never ran is an error, not a verdict")
+	}
+}
+
+// A decision is timed by the control plane's stamps (creation to the
+// PodScheduled condition), not by when a slow or throttled poll saw it.
+func TestPlaceTimesTheDecisionByTheServersStamps(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 12, 5, 15, 0, 0, 0, time.UTC))
+	for _, c := range []struct {
+		name string
+		cond corev1.PodCondition
+		node string
+	}{
+		{"bound", corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, "n1"},
+		{"refused", corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "no"}, ""},
+	} {
+		cs := fake.NewClientset(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "ns"}})
+		cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			cond := c.cond
+			cond.LastTransitionTime = metav1.NewTime(created.Add(3 * time.Second))
+			return true, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", CreationTimestamp: created},
+				Spec: corev1.PodSpec{NodeName: c.node}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond}}}, nil
+		})
+		res, err := Place(context.Background(), cs, "ns", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}})
+		if err != nil || res.Decision != 3*time.Second || res.Node != c.node || res.Unschedulable != (c.node == "") {
+			t.Errorf("%s: %+v, %v; want decided in 3s", c.name, res, err)
+		}
 	}
 }

@@ -121,6 +121,11 @@ type prober struct {
 
 	declared map[string][]string // by node, as read before any pod was placed
 
+	// inFlight bounds the probe pods being placed or started at once: a
+	// pool's few go at once, a whole fleet's ~90 do not land on the
+	// kubelets in one burst (on 2 cores the load average passed 100).
+	inFlight chan struct{}
+
 	mu      sync.Mutex
 	created []string // pods to delete after, in a namespace the probe keeps
 }
@@ -150,7 +155,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, fmt.Errorf("cluster unreachable: %w", err)
 	}
 	run.ServerVersion = v.GitVersion
-	p := &prober{in: in, cs: cs, id: utilrand.String(5), minor: kubeversion.MinorOf(run.ServerVersion), image: in.Image}
+	p := &prober{in: in, cs: cs, id: utilrand.String(5), minor: kubeversion.MinorOf(run.ServerVersion), image: in.Image, inFlight: make(chan struct{}, maxInFlight)}
 	if p.image == "" {
 		if p.image, err = fixtures.PauseImage(p.minor); err != nil {
 			return nil, err
@@ -361,6 +366,15 @@ func (p *prober) say(format string, args ...any) {
 	}
 }
 
+// maxInFlight is how many probe pods one run places or starts at once.
+const maxInFlight = 12
+
+// slot waits for one of inFlight's places and returns its release.
+func (p *prober) slot() func() {
+	p.inFlight <- struct{}{}
+	return func() { <-p.inFlight }
+}
+
 // remember keeps a pod's name for deleteCreated.
 func (p *prober) remember(name string) {
 	p.mu.Lock()
@@ -409,6 +423,7 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 	g, ctx := errgroup.WithContext(ctx)
 	for i, t := range tries {
 		g.Go(func() error {
+			defer p.slot()()
 			pod := p.probePod(p.podName(kind, pool, i), steer, scheduler, t.shape)
 			p.remember(pod.Name)
 			res, err := Place(ctx, p.cs, p.ns, pod)
@@ -459,6 +474,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 	g, ctx := errgroup.WithContext(ctx)
 	for i, t := range tries {
 		g.Go(func() error {
+			defer p.slot()()
 			pod := p.probePod(p.podName("u", pool, i), steer, "", t.shape)
 			p.remember(pod.Name)
 			if _, err := createPod(ctx, p.cs, p.ns, pod); err != nil {
