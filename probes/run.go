@@ -327,14 +327,13 @@ func (p *prober) deletePods(ctx context.Context) {
 	p.mu.Lock()
 	created := slices.Clone(p.created)
 	p.mu.Unlock()
-	var g errgroup.Group
+	var wg sync.WaitGroup
 	for _, name := range created {
-		g.Go(func() error {
+		wg.Go(func() {
 			_ = p.cs.CoreV1().Pods(p.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
-			return nil
 		})
 	}
-	_ = g.Wait()
+	wg.Wait()
 }
 
 // waitPodsGone waits (wait-pods-gone) until the run's pods are gone

@@ -591,9 +591,10 @@ func (t *Topology) NodeAPIServer(i int) Component {
 	maps.Copy(out.FeatureGates, own.FeatureGates)
 	maps.Copy(out.ExtraArgs, base.ExtraArgs)
 	for k, v := range own.ExtraArgs {
-		out.ExtraArgs[k] = v
 		if v == "" { // removes the flag
 			delete(out.ExtraArgs, k)
+		} else {
+			out.ExtraArgs[k] = v
 		}
 	}
 	return out
