@@ -16,7 +16,7 @@ import (
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // ExtraSchedulersSpecInput is the input of ExtraSchedulersSpec.
@@ -94,12 +94,12 @@ func ExtraSchedulersSpec(_ context.Context, inputGetter func() ExtraSchedulersSp
 		}
 		code, g := e.ProbeVerdictOn(ctx, []string{lacking.Name}, args...)
 		if len(ignoring) == 0 {
-			Expect(code).To(Equal(0), "every extra scheduler keeps the plugin: %s %v", g.Verdict, g.Reasons)
+			Expect(code).To(Equal(0), "every extra scheduler keeps the plugin: %s %v", g.Outcome, g.Reasons)
 			return
 		}
-		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
-		Expect(g.Fired()).To(Equal([]rollout.Condition{rollout.SchedulerIgnoresDecl}), "%v", g.Reasons)
-		Expect(g.Holds(rollout.SchedulerIgnoresDecl, lacking.Name, "")).To(BeTrue(), "pool %s: %v", lacking.Name, g.Reasons)
+		Expect(code).To(Equal(1), "%s %v", g.Outcome, g.Reasons)
+		Expect(g.Fired()).To(Equal([]verdict.Condition{verdict.SchedulerIgnoresDecl}), "%v", g.Reasons)
+		Expect(g.Holds(verdict.SchedulerIgnoresDecl, lacking.Name, "")).To(BeTrue(), "pool %s: %v", lacking.Name, g.Reasons)
 		named := map[string]bool{}
 		for _, r := range g.Reasons {
 			for _, s := range extra {

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -77,16 +76,18 @@ func trapAndSafeOrder(t *topology.Topology, env func() *framework.Env, probe fix
 		ns := e.Namespace(ctx, "safe")
 		pod := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
 		DeferCleanup(e.RestoreKubelet, subject, name, node, false, NodeTimeout(6*time.Minute))
+		// Every state the original goes through, to its deletion: "none is
+		// failed" needs them all, not a look after it may be gone.
+		phases := e.WatchPod(ctx, ns, pod.Name)
 		By("the safe order: capacity check, cordon, move, restart")
 		_, err := surgery.DropKubeletFeatures(ctx, e.DropInput(subject, name, node, without))
 		Expect(err).NotTo(HaveOccurred())
 		e.WaitKubelet(ctx, name, "", without.Gates)
 		e.WaitDeclared(ctx, name, without.MustDeclare())
 
-		if orig, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err == nil {
-			Expect(orig.DeletionTimestamp).NotTo(BeNil(), "the original is deleted once its replacement runs")
-			Expect(orig.Status.Phase).NotTo(Equal(corev1.PodFailed), "the original was failed by its kubelet: %s", orig.Status.Reason)
-		}
+		seen := phases()
+		Expect(seen.Deleting).To(BeTrue(), "the original is deleted once its replacement runs (seen: %v)", seen.Phases)
+		Expect(seen.Phases).NotTo(ContainElement(corev1.PodFailed), "the original was failed by its kubelet: %s", seen.Reason)
 		moved := e.WaitRunning(ctx, ns, pod.Name+"-moved")
 		Expect(e.Node(ctx, moved.Spec.NodeName).Labels[topology.PoolLabel]).To(Equal(fallback.Name))
 		By("uncordoned, the node no longer takes what it cannot run")

@@ -15,7 +15,7 @@ import (
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // ForeignClusterSpecInput is the input of ForeignClusterSpec.
@@ -69,12 +69,12 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 		Expect(worker).NotTo(BeEmpty())
 
 		By("probing it with nothing but its kubeconfig")
-		probe := func() (int, rollout.Gate) {
+		probe := func() (int, verdict.Verdict) {
 			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "-o", "json")
 			return code, framework.ParseVerdict(code, out)
 		}
 		code, g := probe()
-		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 		Expect(g.PoolLabel.Source).To(Equal("none"))
 		Expect(g.Image).To(HavePrefix("registry.k8s.io/pause:"))
 		oldPool := probes.Unlabelled + "@" + old.Version
@@ -91,8 +91,8 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 		By("forging a declaration on the " + old.Version + " worker")
 		Expect(framework.PatchDeclared(ctx, c.Clientset, worker, []string{restartAll})).To(Succeed())
 		code, g = probe()
-		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
-		Expect(g.Holds(rollout.DeclaredButNotEnabled, oldPool, worker)).To(BeTrue(), "%v", g.Reasons)
+		Expect(code).To(Equal(1), "%s %v", g.Outcome, g.Reasons)
+		Expect(g.Holds(verdict.DeclaredButNotEnabled, oldPool, worker)).To(BeTrue(), "%v", g.Reasons)
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on a plain kind cluster (%s + %s, no labels, no toolbox): GO, then HOLD declared-but-not-enabled on %s after a forgery", cp.Version, old.Version, worker)})
 	})
 }

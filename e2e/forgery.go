@@ -159,9 +159,13 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 			node, _ := e.PoolNode(ctx, silent)
 			Expect(e.PatchDeclared(ctx, node, forged)).To(Succeed())
 			DeferCleanup(func(ctx SpecContext) { Expect(e.PatchDeclared(ctx, node, nil)).To(Succeed()) })
-			// Several status periods (10s each) and one lease renewal pass.
+			// Several status periods (10s each) and lease renewals pass: the
+			// kubelet is seen alive throughout, or "it never clears them"
+			// would hold of a stopped kubelet too.
+			renewed := e.LeaseRenewed(ctx, node)
 			Consistently(func() []string { return e.DeclaredOf(ctx, node) }).WithTimeout(35*time.Second).WithPolling(5*time.Second).
 				Should(Equal(forged), "the kubelet on %s changed the forgery", node)
+			Expect(e.LeaseRenewed(ctx, node)).To(BeTemporally(">", renewed), "the kubelet on %s renewed no lease while the forgery stayed: no evidence it was alive to clear it", node)
 			framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node,
 				Text: fmt.Sprintf("F2: a forged declaration on a node whose kubelet publishes nothing (%s, %s) is never cleared", silent.Name, silent.PoolVersion())})
 			if consequence == "" {

@@ -19,7 +19,7 @@ import (
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // HAWindowSpecInput is the input of HAWindowSpec.
@@ -169,7 +169,7 @@ func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
 		changed := apiservers[len(apiservers)-1]
 		By("all apiservers agree: GO")
 		code, g := e.ProbeVerdict(ctx)
-		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 
 		By(fmt.Sprintf("the apiserver on %s rolls back: %s", changed.Node, describeRollback(api)))
 		rolledBack := true // restored once, by the last step or the cleanup
@@ -180,9 +180,9 @@ func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
 			}
 		}, NodeTimeout(4*time.Minute))
 		code, g = e.ProbeVerdict(ctx)
-		Expect(code).To(Equal(1), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
-		i := slices.IndexFunc(g.Reasons, func(r rollout.Reason) bool {
-			return r.Condition == rollout.GateFingerprint && strings.Contains(r.Detail, fixtures.NodeDeclaredFeatures+": ") && strings.Contains(r.Detail, changed.Endpoint)
+		Expect(code).To(Equal(1), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
+		i := slices.IndexFunc(g.Reasons, func(r verdict.Reason) bool {
+			return r.Condition == verdict.GateFingerprint && strings.Contains(r.Detail, fixtures.NodeDeclaredFeatures+": ") && strings.Contains(r.Detail, changed.Endpoint)
 		})
 		Expect(i).NotTo(BeNumerically("<", 0), "a gate-fingerprint reason naming %s at %s: %v", fixtures.NodeDeclaredFeatures, changed.Endpoint, g.Reasons)
 		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: "control-plane", Node: changed.Node,
@@ -192,7 +192,7 @@ func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
 		e.SetAPIServerAt(ctx, changed, t.APIServer(), nil)
 		rolledBack = false
 		code, g = e.ProbeVerdict(ctx)
-		Expect(code).To(Equal(0), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 	})
 }
 

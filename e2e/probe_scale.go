@@ -22,7 +22,7 @@ import (
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // ProbeScaleSpecInput is the input of ProbeScaleSpec.
@@ -58,7 +58,7 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		c := e.UpKwokCluster(ctx, "ndfq-scale", t, "")
 		c.ApplyManifest(ctx, "config/rbac/probe.yaml")
 
-		probe := func() (int, rollout.Gate) {
+		probe := func() (int, verdict.Verdict) {
 			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "-o", "json")
 			return code, framework.ParseVerdict(code, out)
 		}
@@ -83,13 +83,13 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			start = time.Now()
 			code, g := probe()
 			wall := time.Since(start)
-			Expect(code).To(Equal(3), "%s %v %v", g.Verdict, g.Reasons, g.Unchecked)
+			Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 			Expect(g.Reasons).To(BeEmpty())
 			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "kubelet-gates")))
 			Expect(g.PoolLabel.Label).To(Equal(gkePool))
 			Expect(g.Nodes).To(HaveLen(size + 1))
 			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20})
-			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Verdict)})
+			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Outcome)})
 		}
 		data, _ := json.MarshalIndent(rows, "", "  ")
 		dir := e.SpecDir("probe-scale")
@@ -99,9 +99,9 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		By("forging one simulated node's declared set")
 		Expect(framework.PatchDeclared(ctx, c.Clientset, "kwok-00000", []string{"NdfqForgedFeature"})).To(Succeed())
 		code, g := probe()
-		Expect(code).To(Equal(1), "%s %v", g.Verdict, g.Reasons)
+		Expect(code).To(Equal(1), "%s %v", g.Outcome, g.Reasons)
 		pool := "pool-" + strings.ReplaceAll(versions[0].Minor(), ".", "-")
-		Expect(g.Holds(rollout.MixedPool, pool, "")).To(BeTrue(), "%v", g.Reasons)
+		Expect(g.Holds(verdict.MixedPool, pool, "")).To(BeTrue(), "%v", g.Reasons)
 	})
 }
 

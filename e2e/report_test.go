@@ -18,7 +18,8 @@ import (
 
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
-	s := report.Summary{Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology)}
+	s := report.Summary{RunID: fmt.Sprintf("%s-seed%d", r.SuiteDescription, r.SuiteConfig.RandomSeed), Started: r.StartTime,
+		Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology)}
 	var extra []string
 	for _, x := range suiteTopology.ControlPlane.ExtraSchedulers {
 		if x.IgnoresDeclarations {

@@ -15,7 +15,7 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // StagedRolloutSpecInput is the input of StagedRolloutSpec.
@@ -79,28 +79,28 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 		e.SetComponent(ctx, framework.KubeScheduler, t.Scheduler())
 		e.SetComponent(ctx, framework.KubeAPIServer, t.APIServer())
 		g := e.StageProbe(ctx, "restored")
-		Expect(g.Verdict).To(Equal(rollout.GO), "restored cluster: %v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.GO), "restored cluster: %v", g.Reasons)
 	}, NodeTimeout(12*time.Minute))
 
 	It("stage 0, NodeDeclaredFeatures off everywhere: GO, and every pool takes control pods", func(ctx SpecContext) {
 		g := e.StageProbe(ctx, "0 off")
-		Expect(g.Verdict).To(Equal(rollout.GO), "%v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.GO), "%v", g.Reasons)
 	}, SpecTimeout(3*time.Minute))
 
 	It("the wrong order, the scheduler before the apiserver, is a HOLD on rollout-order naming the control plane", func(ctx SpecContext) {
 		e.SetComponent(ctx, framework.KubeScheduler, schedOn)
 		g := e.StageProbe(ctx, "wrong: scheduler first")
-		Expect(g.Verdict).To(Equal(rollout.HOLD))
-		Expect(g.Holds(rollout.RolloutOrder, "control-plane", "")).To(BeTrue(), "%v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.HOLD))
+		Expect(g.Holds(verdict.RolloutOrder, "control-plane", "")).To(BeTrue(), "%v", g.Reasons)
 		e.SetComponent(ctx, framework.KubeScheduler, t.Scheduler())
 	}, SpecTimeout(6*time.Minute))
 
 	It(fmt.Sprintf("the wrong order, %s kubelets before the apiserver, is a HOLD on rollout-order naming each node, saying whether the apiserver stored the declarations", canary.Name), func(ctx SpecContext) {
 		e.SetPoolKubelets(ctx, canary, kubeletOn(canary), false)
 		g := e.StageProbe(ctx, "wrong: kubelets first")
-		Expect(g.Verdict).To(Equal(rollout.HOLD))
+		Expect(g.Outcome).To(Equal(verdict.HOLD))
 		for _, d := range e.PoolDeclarations(ctx, canary) {
-			Expect(g.Holds(rollout.RolloutOrder, canary.Name, d.Node)).To(BeTrue(), "%v", g.Reasons)
+			Expect(g.Holds(verdict.RolloutOrder, canary.Name, d.Node)).To(BeTrue(), "%v", g.Reasons)
 			framework.Record(report.Observation{Kind: report.KindFinding, Pool: canary.Name, Node: d.Node, Set: d.Declared, OK: true,
 				Text: fmt.Sprintf("kubelet NDF on under a gate-off apiserver: status.declaredFeatures stored=%t %v", d.Published, d.Declared)})
 		}
@@ -110,13 +110,13 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 	It("stage 1, the apiserver: HOLD until the scheduler follows (gate-fingerprint, unexpected-admission), control pods still schedule", func(ctx SpecContext) {
 		e.SetComponent(ctx, framework.KubeAPIServer, apiOn)
 		g := e.StageProbe(ctx, "1 apiserver")
-		Expect(g.Fired()).To(Equal([]rollout.Condition{rollout.GateFingerprint, rollout.UnexpectedAdmission}), "%v", g.Reasons)
+		Expect(g.Fired()).To(Equal([]verdict.Condition{verdict.GateFingerprint, verdict.UnexpectedAdmission}), "%v", g.Reasons)
 	}, SpecTimeout(6*time.Minute))
 
 	It("stage 2, the scheduler: GO, feature pods refused on every pool because no kubelet declares yet", func(ctx SpecContext) {
 		e.SetComponent(ctx, framework.KubeScheduler, schedOn)
 		g := e.StageProbe(ctx, "2 scheduler")
-		Expect(g.Verdict).To(Equal(rollout.GO), "%v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.GO), "%v", g.Reasons)
 		for _, p := range g.Pools {
 			if p.Pool != topology.ControlPlanePool {
 				Expect(p.Refusals).To(BeNumerically(">", 0), "pool %s took a feature pod no node declares", p.Pool)
@@ -127,7 +127,7 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 	It(fmt.Sprintf("stage 3, the canary pool %s: GO, its nodes declare the oracle's set and take feature pods", canary.Name), func(ctx SpecContext) {
 		e.SetPoolKubelets(ctx, canary, kubeletOn(canary), false)
 		g := e.StageProbe(ctx, "3 canary")
-		Expect(g.Verdict).To(Equal(rollout.GO), "%v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.GO), "%v", g.Reasons)
 	}, SpecTimeout(6*time.Minute))
 
 	It("stage 4, the rest of the fleet: GO; pools whose kubelets cannot have the gate keep refusing feature pods", func(ctx SpecContext) {
@@ -135,7 +135,7 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 			e.SetPoolKubelets(ctx, p, kubeletOn(p), false)
 		}
 		g := e.StageProbe(ctx, "4 fleet")
-		Expect(g.Verdict).To(Equal(rollout.GO), "%v", g.Reasons)
+		Expect(g.Outcome).To(Equal(verdict.GO), "%v", g.Reasons)
 		for _, p := range g.Pools {
 			for _, l := range legacy {
 				if p.Pool == l.Name {

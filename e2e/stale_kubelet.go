@@ -15,7 +15,7 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // StaleKubeletSpecInput is the input of StaleKubeletSpec.
@@ -57,7 +57,7 @@ func staleKubelet(t *topology.Topology, env func() *framework.Env, subject, fall
 		Expect(framework.SortedCopy(e.DeclaredOf(ctx, name))).To(Equal(before), "a NotReady node's declarations are left as they were")
 
 		By("the probe holds on stale declarations")
-		e.ExpectHold(ctx, rollout.StaleDeclarations, subject.Name, name, "--freshness", "30s")
+		e.ExpectHold(ctx, verdict.StaleDeclarations, subject.Name, name, "--freshness", "30s")
 
 		By("a feature pod waits; a control pod goes to " + fallback.Name)
 		ns := e.Namespace(ctx, "stale")

@@ -100,8 +100,12 @@ func metricsServer(t *testing.T, ndf bool) *httptest.Server {
 	t.Helper()
 	v := map[bool]string{true: "1", false: "0"}[ndf]
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/metrics" {
+		if r.URL.Path != "/metrics" && r.URL.Path != "/version" {
 			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == "/version" {
+			_, _ = w.Write([]byte(`{"gitVersion":"v1.37.2"}`))
 			return
 		}
 		_, _ = w.Write([]byte("# TYPE kubernetes_feature_enabled gauge\nkubernetes_feature_enabled{name=\"NodeDeclaredFeatures\",stage=\"\"} " + v + "\n"))
@@ -132,27 +136,30 @@ func TestEveryAPIServerReadsEachOneWhereThereAreSeveral(t *testing.T) {
 
 	cs := fake.NewClientset(slice(on), slice(off))
 	allow(cs, true)
-	got, why := everyAPIServer(context.Background(), cs, cfg)
+	clients, got, versions, why := everyAPIServer(context.Background(), cs, cfg)
+	if len(clients) != 2 || versions["https://"+on.Listener.Addr().String()] != "v1.37.2" {
+		t.Errorf("two apiservers: a client and a version for each: %v %v", clients, versions)
+	}
 	if why != "" || len(got) != 2 || !got["https://"+on.Listener.Addr().String()].Enabled("NodeDeclaredFeatures") || got["https://"+off.Listener.Addr().String()].Enabled("NodeDeclaredFeatures") {
 		t.Errorf("two apiservers: %v, %q", got, why)
 	}
 
 	cs = fake.NewClientset(slice(on))
 	allow(cs, true)
-	if got, why := everyAPIServer(context.Background(), cs, cfg); got != nil || why != "" {
+	if _, got, _, why := everyAPIServer(context.Background(), cs, cfg); got != nil || why != "" {
 		t.Errorf("one apiserver is the one read through the cluster's address: %v, %q", got, why)
 	}
 
 	cs = fake.NewClientset(slice(on), slice(off))
 	allow(cs, false)
-	if got, why := everyAPIServer(context.Background(), cs, cfg); got != nil || !strings.Contains(why, "may not list endpointslices in default") {
+	if _, got, _, why := everyAPIServer(context.Background(), cs, cfg); got != nil || !strings.Contains(why, "may not list endpointslices in default") {
 		t.Errorf("without the permission: %v, %q", got, why)
 	}
 
 	off.Close()
 	cs = fake.NewClientset(slice(on), slice(off))
 	allow(cs, true)
-	if got, why := everyAPIServer(context.Background(), cs, cfg); len(got) != 1 || !strings.Contains(why, "1 of 2 apiservers could not be read") {
+	if _, got, _, why := everyAPIServer(context.Background(), cs, cfg); len(got) != 1 || !strings.Contains(why, "1 of 2 apiservers could not be read") {
 		t.Errorf("one unreachable: %v, %q", got, why)
 	}
 }

@@ -40,8 +40,12 @@ type Declaration struct {
 	RuntimeFrom string
 	// Undecided are features whose declaration depends on runtime features
 	// nobody could read (RuntimeFrom unknown): neither missing nor extra.
-	Undecided    []string
+	Undecided []string
+	// HeartbeatAge is how long ago the node's Lease was renewed. Without a
+	// Lease (NoLease) it is the age of the Ready condition's heartbeat, 0
+	// where there is none: freshness is then unknown, never assumed.
 	HeartbeatAge time.Duration
+	NoLease      bool
 	Unreachable  string // why the kubelet's gates could not be read; nothing is expected then
 	Unchecked    string // why the kubelet was not asked (no permission); nothing is expected then
 	NotSampled   bool   // the kubelet was left out of the sample (--kubelet-sample); nothing is expected then
@@ -104,6 +108,8 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 		}
 		if t, ok := renewed[n.Name]; ok {
 			d.HeartbeatAge = time.Since(t)
+		} else {
+			d.NoLease, d.HeartbeatAge = true, readyHeartbeatAge(n)
 		}
 		switch {
 		case in.SkipKubelet != "":
@@ -120,6 +126,17 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 	_ = g.Wait()
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, nil
+}
+
+// readyHeartbeatAge is the age of the node's Ready condition heartbeat, 0
+// where it has none.
+func readyHeartbeatAge(n corev1.Node) time.Duration {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && !c.LastHeartbeatTime.IsZero() {
+			return time.Since(c.LastHeartbeatTime.Time)
+		}
+	}
+	return 0
 }
 
 // readKubelet asks the node's kubelet for its gates and configuration and

@@ -23,6 +23,9 @@ type Placement struct {
 	Unschedulable bool
 	Message       string // the PodScheduled condition's message when refused
 	Decision      time.Duration
+	// Created is the client's clock when the create was sent: with when a
+	// watch saw the decision it times it below the conditions' one second.
+	Created time.Time
 }
 
 // Place creates the pod and waits (wait-scheduling) until it is bound or
@@ -36,7 +39,7 @@ func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *
 	if err != nil {
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}
-	res := Placement{Pod: created.Name}
+	res := Placement{Pod: created.Name, Created: start}
 	err = wait.Until(ctx, wait.Scheduling, "a scheduling decision for pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
 		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
@@ -138,12 +141,23 @@ func (u UpdateResult) Admitted() bool { return u.Code >= 200 && u.Code < 300 }
 // Update sends a strategic merge patch to the pod (or its subresource) and
 // keeps the HTTP status and message instead of failing on a refusal.
 func Update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subresource string, patch []byte) (UpdateResult, error) {
+	return update(ctx, cs, namespace, pod, subresource, patch, metav1.PatchOptions{})
+}
+
+// DryRunUpdate is Update as a server-side dry run: admission answers as
+// for the real update, and nothing is stored, so every apiserver of a
+// control plane can be asked the same question.
+func DryRunUpdate(ctx context.Context, cs kubernetes.Interface, namespace, pod, subresource string, patch []byte) (UpdateResult, error) {
+	return update(ctx, cs, namespace, pod, subresource, patch, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+}
+
+func update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subresource string, patch []byte, opts metav1.PatchOptions) (UpdateResult, error) {
 	res := UpdateResult{Pod: pod}
 	var subs []string
 	if subresource != "" {
 		subs = []string{subresource}
 	}
-	p, err := cs.CoreV1().Pods(namespace).Patch(ctx, pod, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, subs...)
+	p, err := cs.CoreV1().Pods(namespace).Patch(ctx, pod, types.StrategicMergePatchType, patch, opts, subs...)
 	if err == nil {
 		res.Code, res.Node = 200, p.Spec.NodeName
 		return res, nil
@@ -160,6 +174,9 @@ func Update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subres
 // its main container has exited with the rule's code, the sibling is
 // watched for a window (watch-restart-rule). It reports whether the
 // sibling was restarted: a kubelet that honours the rule restarts it.
+// "Not restarted" needs positive evidence: every poll of the window saw
+// the sibling running as before, and the node's kubelet renewed its Lease
+// after the window opened. Anything less is an error, not a verdict.
 func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, main, sibling string, code int32) (siblingRestarted bool, err error) {
 	status := func(p *corev1.Pod, name string) corev1.ContainerStatus {
 		for _, s := range p.Status.ContainerStatuses {
@@ -202,19 +219,47 @@ func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	if err != nil || seen {
 		return seen, err
 	}
+	opened := time.Now()
+	var unseen error // why a poll of the window is no evidence
 	err = wait.Until(ctx, wait.RuleWindow, fmt.Sprintf("sibling %s of pod %s to be restarted", sibling, pod), func(ctx context.Context) (bool, string, error) {
 		p, err := get(ctx)
 		if err != nil {
-			return false, err.Error(), nil
+			unseen = fmt.Errorf("pod %s could not be read during the window: %w", pod, err)
+			return false, "", unseen
 		}
 		s := status(p, sibling)
-		return restarted(s), fmt.Sprintf("restart count %d, container %s", s.RestartCount, s.ContainerID), nil
+		if restarted(s) {
+			return true, "", nil
+		}
+		if s.State.Running == nil {
+			unseen = fmt.Errorf("pod %s: sibling %s is neither restarted nor running (%+v): no evidence either way", pod, sibling, s.State)
+			return false, "", unseen
+		}
+		return false, fmt.Sprintf("restart count %d, container %s", s.RestartCount, s.ContainerID), nil
 	})
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, wait.ErrNotDone):
-		return false, nil
+	case unseen != nil:
+		return false, unseen
+	case !errors.Is(err, wait.ErrNotDone):
+		return false, err
 	}
-	return false, err
+	if err := leaseRenewedSince(ctx, cs, p.Spec.NodeName, opened); err != nil {
+		return false, fmt.Errorf("sibling %s of pod %s was not restarted, but that is no evidence: %w", sibling, pod, err)
+	}
+	return false, nil
+}
+
+// leaseRenewedSince is nil when node's kubelet renewed its Lease after t:
+// it was alive while it left a container alone.
+func leaseRenewedSince(ctx context.Context, cs kubernetes.Interface, node string, t time.Time) error {
+	l, err := cs.CoordinationV1().Leases("kube-node-lease").Get(ctx, node, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		return fmt.Errorf("the kubelet of node %q: its Lease: %w", node, err)
+	case l.Spec.RenewTime == nil || l.Spec.RenewTime.Time.Before(t.Truncate(time.Second)):
+		return fmt.Errorf("the kubelet of node %q did not renew its Lease during the window (last %v)", node, l.Spec.RenewTime)
+	}
+	return nil
 }

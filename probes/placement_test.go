@@ -2,9 +2,11 @@ package probes
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,16 +15,22 @@ import (
 )
 
 // ExerciseRule tells a restarted sibling (honoured) from one left alone
-// for the whole window (ignored), once main has exited with the code.
+// for the whole window (ignored), once main has exited with the code; "left
+// alone" needs the sibling seen running and the kubelet's Lease renewed.
 func TestExerciseRule(t *testing.T) {
 	t.Setenv("NDFQ_INTERVAL_WATCH_RESTART_RULE", "1s,50ms")
 	pod := func(siblingID string, restarts int32) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
-			{Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 42}}},
-			{Name: "sibling", ContainerID: siblingID, RestartCount: restarts},
-		}}}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 42}}},
+				{Name: "sibling", ContainerID: siblingID, RestartCount: restarts, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+			}}}
 	}
-	cs := fake.NewClientset(pod("containerd://a", 0))
+	lease := func(renewed time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "kube-node-lease"}, Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: renewed}}}
+	}
+	alive := lease(time.Now().Add(time.Hour))
+	cs := fake.NewClientset(pod("containerd://a", 0), alive)
 	restarted, err := ExerciseRule(context.Background(), cs, "ns", "p", "main", "sibling", 42)
 	if err != nil || restarted {
 		t.Errorf("sibling left alone: restarted %v, %v", restarted, err)
@@ -36,8 +44,34 @@ func TestExerciseRule(t *testing.T) {
 	if err != nil || !restarted {
 		t.Errorf("sibling restarted: restarted %v, %v", restarted, err)
 	}
-	if _, err := ExerciseRule(context.Background(), fake.NewClientset(pod("", 0)), "ns", "p", "main", "sibling", 42); err == nil {
+	if _, err := ExerciseRule(context.Background(), fake.NewClientset(pod("", 0), alive), "ns", "p", "main", "sibling", 42); err == nil {
 		t.Error("a sibling that never ran is an error, not a verdict")
+	}
+	// No evidence of "ignored": a kubelet that stopped renewing, no Lease,
+	// a sibling no longer running, a pod that cannot be read.
+	stopped := pod("containerd://a", 0)
+	stopped.Status.ContainerStatuses[1].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+	// inWindow answers the first two reads (before, and main's exit) as
+	// the store has them, and every read in the window with obj or err.
+	inWindow := func(cs *fake.Clientset, obj runtime.Object, err error) *fake.Clientset {
+		n := 0
+		cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if n++; n <= 2 {
+				return false, nil, nil
+			}
+			return true, obj, err
+		})
+		return cs
+	}
+	for name, cs := range map[string]*fake.Clientset{
+		"lease not renewed":   fake.NewClientset(pod("containerd://a", 0), lease(time.Now().Add(-time.Minute))),
+		"no lease":            fake.NewClientset(pod("containerd://a", 0)),
+		"sibling not running": inWindow(fake.NewClientset(pod("containerd://a", 0), alive), stopped, nil),
+		"pod unreadable":      inWindow(fake.NewClientset(pod("containerd://a", 0), alive), nil, fmt.Errorf("connection refused")),
+	} {
+		if restarted, err := ExerciseRule(context.Background(), cs, "ns", "p", "main", "sibling", 42); err == nil {
+			t.Errorf("%s: restarted %v without an error; want no verdict", name, restarted)
+		}
 	}
 }
 
@@ -63,6 +97,34 @@ func TestPlaceTimesTheDecisionByTheServersStamps(t *testing.T) {
 		res, err := Place(context.Background(), cs, "ns", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}})
 		if err != nil || res.Decision != 3*time.Second || res.Node != c.node || res.Unschedulable != (c.node == "") {
 			t.Errorf("%s: %+v, %v; want decided in 3s", c.name, res, err)
+		}
+	}
+}
+
+// Decisions are timed from sending the create to a watch seeing the
+// decision: a control pod decided in 40 ms is not 0 s (issue 27). A watch
+// seen later than the server's whole-second stamps allow does not count,
+// nor does a pod it never saw.
+func TestDecisionsTimedByTheWatch(t *testing.T) {
+	sent := time.Date(2026, 12, 5, 15, 0, 0, 500_000_000, time.UTC)
+	d := &decisions{stop: func() {}, seen: map[string]time.Time{
+		"ctl":   sent.Add(40 * time.Millisecond),
+		"probe": sent.Add(1500 * time.Millisecond),
+		"late":  sent.Add(9 * time.Second), // a loaded machine's watch, 2 s stamped
+	}}
+	placements := []PoolProbe{
+		{pod: "ctl", created: sent, Decision: 0, DecisionFrom: decisionFromCondition},
+		{pod: "probe", created: sent, Decision: 2 * time.Second, DecisionFrom: decisionFromCondition},
+		{pod: "late", created: sent, Decision: 2 * time.Second, DecisionFrom: decisionFromCondition},
+		{pod: "unseen", created: sent, Decision: time.Second, DecisionFrom: decisionFromCondition},
+	}
+	d.time(placements)
+	for i, want := range []struct {
+		d    time.Duration
+		from string
+	}{{40 * time.Millisecond, decisionFromWatch}, {1500 * time.Millisecond, decisionFromWatch}, {2 * time.Second, decisionFromCondition}, {time.Second, decisionFromCondition}} {
+		if placements[i].Decision != want.d || placements[i].DecisionFrom != want.from {
+			t.Errorf("%s: %s by %s, want %s by %s", placements[i].pod, placements[i].Decision, placements[i].DecisionFrom, want.d, want.from)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -56,15 +57,41 @@ type PoolProbe struct {
 	Node      string        `json:"node,omitempty"`
 	Message   string        `json:"message,omitempty"`
 	Decision  time.Duration `json:"decisionNanos"`
+	// DecisionFrom says how Decision was timed: "watch" (from sending the
+	// create to seeing the decision, sub-second) or "condition" (creation
+	// to the PodScheduled condition, whole seconds).
+	DecisionFrom string    `json:"decisionFrom"`
+	created      time.Time // when the create was sent, on the client's clock
+	pod          string
 }
 
 // PoolUpdate is one update probe's outcome on one pool.
 type PoolUpdate struct {
 	Pool     string `json:"pool"`
+	Pod      string `json:"pod"`
+	Node     string `json:"node"`
 	Feature  string `json:"feature"` // "" for the control
 	Declares bool   `json:"declares"`
 	Code     int32  `json:"code"`
 	Message  string `json:"message,omitempty"`
+	// ByAPIServer is each apiserver's answer to the same update as a
+	// server-side dry run, where the cluster lists several: through one
+	// address, which one answered is chance.
+	ByAPIServer map[string]Answer `json:"byAPIServer,omitempty"`
+}
+
+// Answer is one apiserver's answer to an update.
+type Answer struct {
+	Code    int32  `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
+// NotProbed is a feature the control plane's minor infers that no probe
+// pod asked for, and why.
+type NotProbed struct {
+	Feature string `json:"feature"`
+	At      string `json:"at"` // "scheduling" or "update"
+	Why     string `json:"why"`
 }
 
 // Run is everything one probe saw.
@@ -77,17 +104,26 @@ type Run struct {
 	Updates       []PoolUpdate        `json:"updates"`
 	Started       time.Time           `json:"started"`
 	Took          time.Duration       `json:"tookNanos"`
-	Pools         map[string][]string `json:"pools"`                   // pool -> nodes
-	Unprobed      []string            `json:"unprobedPools,omitempty"` // all nodes stale: no pods placed
-	PoolLabel     PoolLabelChoice     `json:"poolLabel"`
-	Image         string              `json:"image"`
-	Namespace     string              `json:"namespace"`
-	Schedulers    []string            `json:"schedulers,omitempty"` // besides the default one
+	Pools         map[string][]string `json:"pools"` // pool -> nodes
+	// The run's scope: --node-selector, --kubelet-sample, and the nodes
+	// the selector left out, by name.
+	NodeSelector  string   `json:"nodeSelector,omitempty"`
+	KubeletSample int      `json:"kubeletSample,omitempty"`
+	OutOfScope    []string `json:"outOfScope,omitempty"`
+	// NotProbed are the features no probe pod asked for.
+	NotProbed  []NotProbed     `json:"notProbed,omitempty"`
+	Unprobed   []string        `json:"unprobedPools,omitempty"` // all nodes stale: no pods placed
+	PoolLabel  PoolLabelChoice `json:"poolLabel"`
+	Image      string          `json:"image"`
+	Namespace  string          `json:"namespace"`
+	Schedulers []string        `json:"schedulers,omitempty"` // besides the default one
 	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
 	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
 	// APIServers are each apiserver's gates by endpoint, where the cluster
 	// lists more than one (an HA control plane behind one address).
 	APIServers map[string]Gates `json:"apiServersGates,omitempty"`
+	// APIServerVersions are each of those apiservers' versions.
+	APIServerVersions map[string]string `json:"apiServerVersions,omitempty"`
 	// APIServersUnchecked says why not every apiserver's gates were read
 	// ("" when they were, or when the cluster lists one).
 	APIServersUnchecked string `json:"apiServersUnchecked,omitempty"`
@@ -118,6 +154,9 @@ type prober struct {
 	image string
 	api   Gates
 	minor string // the control plane's
+	// apiservers are a client for each apiserver, where the cluster lists
+	// several: every update is asked of each as a dry run.
+	apiservers map[string]kubernetes.Interface
 
 	declared map[string][]string // by node, as read before any pod was placed
 
@@ -143,7 +182,8 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if say == nil {
 		say = func(string, ...any) {}
 	}
-	run := &Run{Started: time.Now(), Pools: map[string][]string{}, Namespace: in.Namespace, Schedulers: in.SchedulerNames}
+	run := &Run{Started: time.Now(), Pools: map[string][]string{}, Namespace: in.Namespace, Schedulers: in.SchedulerNames,
+		NodeSelector: in.NodeSelector, KubeletSample: in.KubeletSample}
 	cfg := rest.CopyConfig(in.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &run.APIRequests} })
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -170,7 +210,12 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, err
 	}
 	p.api = run.APIServer
-	run.APIServers, run.APIServersUnchecked = everyAPIServer(ctx, cs, cfg)
+	run.NotProbed = p.notProbed()
+	var apiservers map[string]kubernetes.Interface
+	apiservers, run.APIServers, run.APIServerVersions, run.APIServersUnchecked = everyAPIServer(ctx, cs, cfg)
+	if len(apiservers) > 1 {
+		p.apiservers = apiservers
+	}
 	if in.SchedulerURL != "" {
 		if run.Scheduler, err = SchedulerGates(ctx, in.Config, in.SchedulerURL); err != nil {
 			return nil, err
@@ -182,6 +227,11 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	if len(nodes.Items) == 0 {
 		return nil, fmt.Errorf("no node matches --node-selector %q", in.NodeSelector)
+	}
+	if in.NodeSelector != "" {
+		if run.OutOfScope, err = outOfScope(ctx, cfg, nodes.Items); err != nil {
+			return nil, err
+		}
 	}
 	run.PoolLabel = ChoosePoolLabel(nodes.Items, in.PoolLabel)
 	pools, sliced := SlicePools(nodes.Items, run.PoolLabel.Label)
@@ -211,6 +261,11 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		defer p.deleteCreated(ctx)
 	}
 	p.ns = run.Namespace
+	watched, err := p.watchDecisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer watched.stop()
 	say("placement and update probes on %d pools in namespace %s with image %s", len(run.Pools), p.ns, p.image)
 	// Pools are probed at once: each probe waits on its own pods.
 	type poolResult struct {
@@ -257,6 +312,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		run.Placements = append(run.Placements, pr.placements...)
 		run.Updates = append(run.Updates, pr.updates...)
 	}
+	watched.time(run.Placements)
 	run.Took = time.Since(run.Started)
 	return run, nil
 }
@@ -413,10 +469,8 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 		shape   func(*corev1.Pod)
 	}
 	tries := []try{{"", func(*corev1.Pod) {}}}
-	for _, sp := range fixtures.SchedulingProbes(p.minor) {
-		if p.api.Enabled(sp.APIServerGate) {
-			tries = append(tries, try{sp.Feature, sp.Apply})
-		}
+	for _, sp := range p.schedulingProbes() {
+		tries = append(tries, try{sp.Feature, sp.Apply})
 	}
 	out := make([]PoolProbe, len(tries))
 	g, ctx := errgroup.WithContext(ctx)
@@ -438,7 +492,8 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 				declares = p.declares(t.feature, res.Node)
 			}
 			out[i] = PoolProbe{Pool: pool, Scheduler: scheduler, Feature: t.feature, Declares: declares,
-				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision}
+				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision, DecisionFrom: decisionFromCondition,
+				created: res.Created, pod: res.Pod}
 			return nil
 		})
 	}
@@ -462,12 +517,8 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 	for _, c := range fixtures.ControlUpdates() {
 		tries = append(tries, try{"", c.Apply, nil, c.Subresource, c.Patch})
 	}
-	if p.api.Enabled(fixtures.NodeDeclaredFeatures) {
-		for _, u := range fixtures.UpdateProbes(p.minor) {
-			if p.api.Enabled(u.APIServerGate) {
-				tries = append(tries, try{u.Feature, u.Apply, u.Started, u.Subresource, u.Patch})
-			}
-		}
+	for _, u := range p.updateProbes() {
+		tries = append(tries, try{u.Feature, u.Apply, u.Started, u.Subresource, u.Patch})
 	}
 	out := make([]PoolUpdate, len(tries))
 	g, ctx := errgroup.WithContext(ctx)
@@ -486,11 +537,18 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 			if err != nil {
 				return err
 			}
+			// Each apiserver first, as a dry run: the real update changes the
+			// pod, and the same patch again would change nothing.
+			byAPIServer, err := p.askEveryAPIServer(ctx, pod.Name, t.sub, t.patch)
+			if err != nil {
+				return err
+			}
 			res, err := Update(ctx, p.cs, p.ns, pod.Name, t.sub, t.patch)
 			if err != nil {
 				return err
 			}
-			out[i] = PoolUpdate{Pool: pool, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName), Code: res.Code, Message: res.Message}
+			out[i] = PoolUpdate{Pool: pool, Pod: pod.Name, Node: running.Spec.NodeName, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName),
+				Code: res.Code, Message: res.Message, ByAPIServer: byAPIServer}
 			return nil
 		})
 	}
@@ -520,6 +578,7 @@ func permissions(ns string) []authzv1.ResourceAttributes {
 		{Verb: "patch", Resource: "pods", Namespace: ns},
 		{Verb: "patch", Resource: "pods", Subresource: "resize", Namespace: ns},
 		{Verb: "delete", Resource: "pods", Namespace: ns},
+		{Verb: "watch", Resource: "pods", Namespace: ns},
 	}
 	if own {
 		out = append(out,
@@ -534,44 +593,239 @@ func permissions(ns string) []authzv1.ResourceAttributes {
 // the kubernetes Service) to read each one's gates.
 var apiServersAccess = authzv1.ResourceAttributes{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: metav1.NamespaceDefault}
 
-// everyAPIServer reads each apiserver's gates where the cluster lists more
-// than one: through the cluster's address the probe reads whichever one
-// answered, and during a rolling change they differ. It says why where it
-// could not read them all.
-func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (map[string]Gates, string) {
+// everyAPIServer reads each apiserver's gates and version where the
+// cluster lists more than one: through the cluster's address the probe
+// reads whichever one answered, and during a rolling change they differ.
+// It keeps a client for each one read, and says why where it could not
+// read them all.
+func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (clients map[string]kubernetes.Interface, gates map[string]Gates, versions map[string]string, unchecked string) {
 	attr := apiServersAccess
 	if ok, err := allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}); err != nil || !ok {
 		why := "the identity may not list endpointslices in default (config/rbac/ grants it)"
 		if err != nil {
 			why = err.Error()
 		}
-		return nil, why + ": the apiservers behind the cluster's address were not listed, so whether they all have the same gates is unchecked"
+		return nil, nil, nil, why + ": the apiservers behind the cluster's address were not listed, so whether they all have the same gates and answer updates alike is unchecked"
 	}
 	endpoints, err := APIServerEndpoints(ctx, cs)
 	if err != nil {
-		return nil, err.Error() + ": whether every apiserver has the same gates is unchecked"
+		return nil, nil, nil, err.Error() + ": whether every apiserver has the same gates and answers updates alike is unchecked"
 	}
 	if len(endpoints) < 2 {
-		return nil, ""
+		return nil, nil, nil, ""
 	}
-	out := map[string]Gates{}
+	clients, gates, versions = map[string]kubernetes.Interface{}, map[string]Gates{}, map[string]string{}
 	var unread []string
 	for _, ep := range endpoints {
 		// An endpoint can be out of the probe's reach (a private address
 		// behind a cloud load balancer): give up on it soon.
 		readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		g, err := APIServerGatesAt(readCtx, cfg, ep)
+		c, g, v, err := readAPIServerAt(readCtx, cfg, ep)
 		cancel()
 		if err != nil {
 			unread = append(unread, err.Error())
 			continue
 		}
-		out[ep] = g
+		clients[ep], gates[ep], versions[ep] = c, g, v
 	}
 	if len(unread) > 0 {
-		return out, fmt.Sprintf("%d of %d apiservers could not be read at their own address (%s): whether they all have the same gates is unchecked", len(unread), len(endpoints), strings.Join(unread, "; "))
+		unchecked = fmt.Sprintf("%d of %d apiservers could not be read at their own address (%s): whether they all have the same gates and answer updates alike is unchecked", len(unread), len(endpoints), strings.Join(unread, "; "))
 	}
-	return out, ""
+	return clients, gates, versions, unchecked
+}
+
+// readAPIServerAt is a client of one apiserver, its gates and its version.
+func readAPIServerAt(ctx context.Context, cfg *rest.Config, endpoint string) (kubernetes.Interface, Gates, string, error) {
+	c, err := kubernetes.NewForConfig(AtAPIServer(cfg, endpoint))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	g, err := APIServerGates(ctx, c)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", endpoint, err)
+	}
+	v, err := c.Discovery().ServerVersion()
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: version: %w", endpoint, err)
+	}
+	return c, g, v.GitVersion, nil
+}
+
+// askEveryAPIServer sends the update to each apiserver as a dry run (nil
+// where the cluster lists one).
+func (p *prober) askEveryAPIServer(ctx context.Context, pod, sub string, patch []byte) (map[string]Answer, error) {
+	if p.apiservers == nil {
+		return nil, nil
+	}
+	out := map[string]Answer{}
+	for ep, c := range p.apiservers {
+		res, err := DryRunUpdate(ctx, c, p.ns, pod, sub, patch)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ep, err)
+		}
+		out[ep] = Answer{Code: res.Code, Message: res.Message}
+	}
+	return out, nil
+}
+
+// schedulingProbes are the control plane's scheduling probes whose pod
+// shape its apiserver accepts (the field's gate on).
+func (p *prober) schedulingProbes() []fixtures.SchedulingProbe {
+	var out []fixtures.SchedulingProbe
+	for _, sp := range fixtures.SchedulingProbes(p.minor) {
+		if p.api.Enabled(sp.APIServerGate) {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// updateProbes are the control plane's update probes its apiserver can
+// judge: the feature's gate and the field's on.
+func (p *prober) updateProbes() []fixtures.UpdateProbe {
+	var out []fixtures.UpdateProbe
+	for _, u := range fixtures.UpdateProbes(p.minor) {
+		if p.api.Enabled(fixtures.NodeDeclaredFeatures) && p.api.Enabled(u.APIServerGate) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// notProbed names what the control plane's minor infers and no probe pod
+// of this run asks for: the apiserver has a gate off, or ndfq has no probe.
+func (p *prober) notProbed() []NotProbed {
+	var out []NotProbed
+	probed := map[string]bool{}
+	for _, sp := range p.schedulingProbes() {
+		probed["scheduling/"+sp.Feature] = true
+	}
+	for _, u := range p.updateProbes() {
+		probed["update/"+u.Feature] = true
+	}
+	has := map[string]string{} // at/feature -> the gate that would allow it
+	for _, sp := range fixtures.SchedulingProbes(p.minor) {
+		has["scheduling/"+sp.Feature] = sp.APIServerGate
+	}
+	for _, u := range fixtures.UpdateProbes(p.minor) {
+		has["update/"+u.Feature] = u.APIServerGate
+	}
+	for _, f := range fixtures.FeaturesOf(p.minor) {
+		for at, needs := range map[string]string{"scheduling": f.Scheduling, "update": f.Update} {
+			key := at + "/" + f.Name
+			if needs == "" || probed[key] || (at == "update" && f.UpdateForbidden != "") {
+				continue
+			}
+			why := fmt.Sprintf("ndfq has no %s probe for it (%s)", at, needs)
+			if gate, ok := has[key]; ok {
+				why = fmt.Sprintf("kube-apiserver has %s %s", gate, p.api.Describe(gate))
+				if at == "update" && !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
+					why = "kube-apiserver has " + fixtures.NodeDeclaredFeatures + " " + p.api.Describe(fixtures.NodeDeclaredFeatures)
+				}
+			}
+			out = append(out, NotProbed{Feature: f.Name, At: at, Why: why})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].At+out[i].Feature < out[j].At+out[j].Feature })
+	return out
+}
+
+// outOfScope lists, by name, the nodes a --node-selector left out
+// (metadata only: a fleet's full node objects are not read twice).
+func outOfScope(ctx context.Context, cfg *rest.Config, in []corev1.Node) ([]string, error) {
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	all, err := mc.Resource(corev1.SchemeGroupVersion.WithResource("nodes")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	inScope := map[string]bool{}
+	for _, n := range in {
+		inScope[n.Name] = true
+	}
+	var out []string
+	for _, n := range all.Items {
+		if !inScope[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// How a decision was timed (PoolProbe.DecisionFrom).
+const (
+	decisionFromWatch     = "watch"
+	decisionFromCondition = "condition"
+)
+
+// decisions watches the run's pods and keeps, on the client's clock, when
+// each was first seen decided (bound, or refused as Unschedulable): with
+// when its create was sent that times a decision below the conditions'
+// whole seconds (the scheduler's events carry no microseconds here:
+// finding F21). A watch is one stream, not throttled polls.
+type decisions struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	stop func()
+}
+
+// watchDecisions starts the watch; stop ends it.
+func (p *prober) watchDecisions(ctx context.Context) (*decisions, error) {
+	w, err := p.cs.CoreV1().Pods(p.ns).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + p.id})
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, &PermissionError{Verb: "watch", Resource: "pods", Namespace: p.ns}
+		}
+		return nil, fmt.Errorf("watch probe pods: %w", err)
+	}
+	d := &decisions{seen: map[string]time.Time{}, stop: w.Stop}
+	go func() {
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || !decided(pod) {
+				continue
+			}
+			d.mu.Lock()
+			if _, ok := d.seen[pod.Name]; !ok {
+				d.seen[pod.Name] = time.Now()
+			}
+			d.mu.Unlock()
+		}
+	}()
+	return d, nil
+}
+
+// decided is whether the scheduler has bound the pod or refused it.
+func decided(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return (c.Status == corev1.ConditionTrue && p.Spec.NodeName != "") || (c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable)
+		}
+	}
+	return p.Spec.NodeName != ""
+}
+
+// time re-times each placement the watch saw decided: from when its create
+// was sent to when it was seen, never more than a second over the
+// control plane's own whole-second stamps (a watch delayed on a loaded
+// machine does not stretch a decision past them).
+func (d *decisions) time(placements []PoolProbe) {
+	d.stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range placements {
+		pl := &placements[i]
+		seen, ok := d.seen[pl.pod]
+		if !ok || pl.created.IsZero() || seen.Before(pl.created) {
+			continue
+		}
+		if watched := seen.Sub(pl.created); watched < pl.Decision+time.Second {
+			pl.Decision, pl.DecisionFrom = watched, decisionFromWatch
+		}
+	}
 }
 
 // allowed asks the apiserver whether the probe's identity may do what spec says.

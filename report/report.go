@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // Kinds of observation a spec records.
@@ -45,6 +47,10 @@ type Failure struct{ Spec, Message string }
 
 // Summary is everything report.md says.
 type Summary struct {
+	// RunID and Started name the run the report is of (the suite's
+	// random seed and start), so a report left by another run is told apart.
+	RunID        string
+	Started      time.Time
 	Topology     string
 	ControlPlane string
 	Pools        []string // in topology order
@@ -61,12 +67,12 @@ type Summary struct {
 	Cells []claims.Cell
 }
 
-// Verdicts of a suite run. INCOMPLETE is never GO: something that applies
-// was not seen.
+// A suite run's outcome is the probe's word (verdict.Outcome): INCOMPLETE
+// is never GO, something that applies was not seen.
 const (
-	GO         = "GO"
-	HOLD       = "HOLD"
-	INCOMPLETE = "INCOMPLETE"
+	GO         = verdict.GO
+	HOLD       = verdict.HOLD
+	INCOMPLETE = verdict.INCOMPLETE
 )
 
 // claimKinds are the observations that state a claim; a finding or a
@@ -97,7 +103,7 @@ type poolRow struct {
 // of the matrix that applies has no observation; GO only when specs ran,
 // none failed, every cell that applies was observed and every observation
 // held.
-func (s Summary) Verdict() string {
+func (s Summary) Verdict() verdict.Outcome {
 	switch {
 	case len(s.Failures) > 0 || len(s.broken()) > 0:
 		return HOLD
@@ -173,6 +179,7 @@ func (s Summary) Markdown(w io.Writer) error {
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("# ndfq report: %s — %s\n\n", s.Topology, s.Verdict())
+	p("Run %s, started %s.\n\n", nonEmpty(s.RunID, "unnamed"), s.Started.UTC().Format(time.RFC3339))
 	p("Control plane %s. Specs: %s.\n\n", s.ControlPlane, s.Counts)
 	if s.Verdict() == HOLD {
 		p("## Why HOLD\n\n")

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"github.com/ndfq/ndfq/verdict"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ndfq/ndfq/fixtures/claims"
 )
@@ -51,7 +53,7 @@ func TestVerdictFailsClosed(t *testing.T) {
 	}
 	cases := map[string]struct {
 		change func(*Summary)
-		want   string
+		want   verdict.Outcome
 		says   string
 	}{
 		"sound":               {func(*Summary) {}, GO, "— GO"},
@@ -127,5 +129,17 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 	_ = s.Markdown(&b)
 	if s.Verdict() != HOLD || !strings.Contains(b.String(), "| placement · F | ✗ bound (want refused) |") {
 		t.Errorf("broken cell:\n%s", b.String())
+	}
+}
+
+// report.md names its run and when it started in its first lines, so one
+// left by an earlier run is never read as this one's (issue 27).
+func TestReportNamesItsRun(t *testing.T) {
+	s := Summary{RunID: "ndfq-seed42", Started: time.Date(2026, 12, 5, 21, 0, 0, 0, time.UTC), Topology: "skew-1.37", Counts: Counts{Passed: 1}}
+	var b strings.Builder
+	_ = s.Markdown(&b)
+	lines := strings.SplitN(b.String(), "\n", 4)
+	if len(lines) < 3 || lines[2] != "Run ndfq-seed42, started 2026-12-05T21:00:00Z." {
+		t.Errorf("first lines:\n%s", b.String())
 	}
 }

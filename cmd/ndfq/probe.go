@@ -26,7 +26,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 func probeCommand() *cobra.Command {
@@ -34,11 +34,11 @@ func probeCommand() *cobra.Command {
 	var tolerations, schedulerNames []string
 	var qps float32
 	var burst, kubeletSample int
-	var holdUnchecked bool
-	var intent rollout.Intent
+	var holdUnchecked, acceptPartial bool
+	var intent *verdict.Intent
 	var tols []corev1.Toleration
 	overrides := &clientcmd.ConfigOverrides{}
-	t := rollout.DefaultThresholds
+	t := verdict.DefaultThresholds
 	var loader clientcmd.ClientConfig
 	cmd := &cobra.Command{
 		Use:   "probe",
@@ -154,13 +154,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 				}
 				return err
 			}
-			gate := rollout.Evaluate(run, t)
-			if intent != nil {
-				gate.CheckIntent(run, intent)
-			}
-			if holdUnchecked {
-				gate.HoldUnchecked()
-			}
+			gate := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
 			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = version, contextName, peakRSS()
 			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
 				return err
@@ -180,10 +174,10 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 					return err
 				}
 			}
-			switch gate.Verdict {
-			case rollout.HOLD:
+			switch gate.Outcome {
+			case verdict.HOLD:
 				return errSilentFailure
-			case rollout.INCOMPLETE:
+			case verdict.INCOMPLETE:
 				return errIncomplete
 			}
 			return nil
@@ -204,12 +198,13 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 	f.StringVar(&image, "image", "", "probe pods' image, run with its own entrypoint, which must keep running (default: registry.k8s.io/pause of the control plane's minor)")
 	f.StringArrayVar(&tolerations, "tolerations", nil, "taints probe pods tolerate besides the control plane's, as KEY[=VALUE][:EFFECT] or * (repeatable)")
 	f.StringArrayVar(&schedulerNames, "scheduler-name", nil, "also send the placement probes through this scheduler (repeatable); one that binds a pod to a node lacking its feature holds scheduler-ignores-declarations")
-	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow report/rollout/probe.schema.json), markdown or junit")
+	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow verdict/probe.schema.json), markdown or junit")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&junit, "junit", "", "also write the verdict as JUnit (one test case per pool and stop condition) to this file")
-	f.StringVar(&jsonFile, "json", "", "also write the verdict as JSON (report/rollout/probe.schema.json) to this file: text for people and JSON for the pipeline from one run")
+	f.StringVar(&jsonFile, "json", "", "also write the verdict as JSON (verdict/probe.schema.json) to this file: text for people and JSON for the pipeline from one run")
 	f.StringVar(&resultsCM, "results-configmap", "", "also save report.json and junit.xml in this ConfigMap of the -n namespace (or $POD_NAMESPACE): how the in-cluster Job (config/job/) hands its results to a pipeline")
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
+	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
 	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
@@ -222,7 +217,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 
 // saveResults writes the report and JUnit into a ConfigMap (created, or
 // replaced when a previous run left one).
-func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g rollout.Gate) error {
+func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g verdict.Verdict) error {
 	var js, junit bytes.Buffer
 	if err := g.WriteJSON(&js); err != nil {
 		return err
@@ -235,7 +230,7 @@ func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g rollo
 		return err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "ndfq"}},
-		Data: map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": g.Verdict}}
+		Data: map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": string(g.Outcome)}}
 	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
@@ -267,7 +262,7 @@ func peakRSS() int64 {
 }
 
 // writeGate prints the verdict in one of the --output forms.
-func writeGate(w io.Writer, g rollout.Gate, form string) error {
+func writeGate(w io.Writer, g verdict.Verdict, form string) error {
 	switch form {
 	case "json":
 		return g.WriteJSON(w)
@@ -283,7 +278,7 @@ func writeGate(w io.Writer, g rollout.Gate, form string) error {
 	return g.WriteText(w)
 }
 
-func writeGateFile(path string, g rollout.Gate, form string) error {
+func writeGateFile(path string, g verdict.Verdict, form string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -295,11 +290,17 @@ func writeGateFile(path string, g rollout.Gate, form string) error {
 	return f.Close()
 }
 
-// intentOf is a topology as the plan the probe holds a fleet to.
-func intentOf(t *topology.Topology) rollout.Intent {
-	out := rollout.Intent{}
+// intentOf is a topology as the plan the probe holds a fleet to: its
+// pools, and its control plane (every apiserver's version and gates, the
+// scheduler's gates, the extra schedulers).
+func intentOf(t *topology.Topology) *verdict.Intent {
+	cp := &verdict.IntentControlPlane{Version: t.ControlPlaneVersion().String(), APIServer: t.APIServer(), Scheduler: t.Scheduler()}
+	for _, s := range t.ControlPlane.ExtraSchedulers {
+		cp.ExtraSchedulers = append(cp.ExtraSchedulers, verdict.IntentScheduler{Name: s.Name, IgnoresDeclarations: s.IgnoresDeclarations})
+	}
+	out := &verdict.Intent{Pools: map[string]verdict.IntentPool{}, ControlPlane: cp}
 	for _, p := range t.Pools() {
-		out[p.Name] = rollout.IntentPool{Count: p.Count, Kubelet: p.Intent()}
+		out.Pools[p.Name] = verdict.IntentPool{Count: p.Count, Kubelet: p.Intent()}
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // RestoreKubelet puts a node's kubelet back as the topology has it
@@ -138,7 +138,7 @@ func (e *Env) ExpectStaleUntilCleared(ctx context.Context, ns string, pool topol
 	Expect(stale).To(Equal(before), "%s: a kubelet that publishes nothing leaves the declarations of the kubelet before it", cause)
 	RecordStale(pool.Name, name, cause, stale)
 	By("the probe holds on declared-but-not-enabled")
-	e.ExpectHold(ctx, rollout.DeclaredButNotEnabled, pool.Name, name)
+	e.ExpectHold(ctx, verdict.DeclaredButNotEnabled, pool.Name, name)
 	By("clearing status.declaredFeatures")
 	e.ClearStaleAndVerify(ctx, ns, pool, name, stale)
 }

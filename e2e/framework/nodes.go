@@ -208,6 +208,15 @@ func (e *Env) WaitLeaseRenewals(ctx context.Context, name string, n int) {
 	})).To(Succeed())
 }
 
+// LeaseRenewed is when the node's kubelet last renewed its lease.
+func (e *Env) LeaseRenewed(ctx context.Context, name string) time.Time {
+	GinkgoHelper()
+	l, err := e.Clientset.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred(), "the lease of %s", name)
+	Expect(l.Spec.RenewTime).NotTo(BeNil(), "the lease of %s was never renewed", name)
+	return l.Spec.RenewTime.Time
+}
+
 // WaitNodeReady waits until the node's Ready condition is ready.
 func (e *Env) WaitNodeReady(ctx context.Context, name string, ready bool) {
 	GinkgoHelper()

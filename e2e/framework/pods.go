@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -185,4 +187,47 @@ func (e *Env) terminationMessage(ctx context.Context, ns, name string) string {
 	}
 	Fail(fmt.Sprintf("pod %s ended without its container's termination message: %+v", name, p.Status.ContainerStatuses))
 	return ""
+}
+
+// PodHistory is what a watch saw of one pod: every phase it reported, the
+// last status reason, and whether its deletion began.
+type PodHistory struct {
+	Phases   []corev1.PodPhase
+	Reason   string
+	Deleting bool
+}
+
+// WatchPod watches the pod from now on; the returned func stops the watch
+// and says what it saw, so a claim about every state a pod went through
+// does not rest on one look after it may be gone.
+func (e *Env) WatchPod(ctx context.Context, ns, name string) func() PodHistory {
+	GinkgoHelper()
+	pod, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred(), "pod %s/%s", ns, name)
+	w, err := e.Clientset.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: pod.ResourceVersion})
+	Expect(err).NotTo(HaveOccurred(), "watch pod %s/%s", ns, name)
+	var mu sync.Mutex
+	h := PodHistory{Phases: []corev1.PodPhase{pod.Status.Phase}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			h.Phases = append(h.Phases, p.Status.Phase)
+			h.Reason = p.Status.Reason
+			h.Deleting = h.Deleting || p.DeletionTimestamp != nil || ev.Type == watch.Deleted
+			mu.Unlock()
+		}
+	}()
+	return func() PodHistory {
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return h
+	}
 }

@@ -18,15 +18,23 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/report/rollout"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 // ProbeCLI runs the real ndfq binary's probe against the cluster under
 // test and returns its exit code and stdout.
 func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 	GinkgoHelper()
-	// The topology is the fleet's plan: a kubelet that drifted from it holds.
-	return e.probeCLI(ctx, []string{"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}, args)
+	// The topology is the fleet's plan: a kubelet, apiserver or scheduler
+	// that drifted from it holds. The plan's extra schedulers that keep the
+	// plugin are probed too (the others are not applicable to it).
+	scope := []string{"--intent", e.Settings.Topology, "--intent-control-plane-version", e.Settings.KubernetesVersion}
+	for _, s := range e.Topology.ControlPlane.ExtraSchedulers {
+		if !s.IgnoresDeclarations {
+			scope = append(scope, "--scheduler-name", s.Name)
+		}
+	}
+	return e.probeCLI(ctx, scope, args)
 }
 
 // probeCLI runs `ndfq probe` on the cluster under test, with its scope
@@ -37,17 +45,18 @@ func (e *Env) probeCLI(ctx context.Context, scope, args []string) (int, string) 
 }
 
 // ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
-// the fleet's plan (--intent counts every pool's nodes): for claims about
-// one pool or about the probe's own permissions, each run a fraction of a
+// the fleet's plan (--intent counts every pool's nodes), accepting that
+// slice as the verdict's scope (--accept-partial): for claims about one
+// pool or about the probe's own permissions, each run a fraction of a
 // whole-fleet one. The GO spec and the in-cluster Job run on the fleet.
 func (e *Env) ProbeCLIOn(ctx context.Context, pools []string, args ...string) (int, string) {
 	GinkgoHelper()
 	Expect(pools).NotTo(BeEmpty(), "pools to probe")
-	return e.probeCLI(ctx, []string{"--node-selector", fmt.Sprintf("%s in (%s)", topology.PoolLabel, strings.Join(pools, ","))}, args)
+	return e.probeCLI(ctx, []string{"--node-selector", fmt.Sprintf("%s in (%s)", topology.PoolLabel, strings.Join(pools, ",")), "--accept-partial"}, args)
 }
 
 // ProbeVerdictOn is ProbeCLIOn's verdict (-o json).
-func (e *Env) ProbeVerdictOn(ctx context.Context, pools []string, args ...string) (int, rollout.Gate) {
+func (e *Env) ProbeVerdictOn(ctx context.Context, pools []string, args ...string) (int, verdict.Verdict) {
 	GinkgoHelper()
 	code, out := e.ProbeCLIOn(ctx, pools, append(args, "-o", "json")...)
 	return code, ParseVerdict(code, out)
@@ -77,42 +86,42 @@ func RunNDFQ(ctx context.Context, args ...string) (int, string) {
 
 // ProbeVerdict runs the real binary with -o json and returns its exit
 // code and verdict, which specs query by typed condition.
-func (e *Env) ProbeVerdict(ctx context.Context, args ...string) (int, rollout.Gate) {
+func (e *Env) ProbeVerdict(ctx context.Context, args ...string) (int, verdict.Verdict) {
 	GinkgoHelper()
 	code, out := e.ProbeCLI(ctx, append(args, "-o", "json")...)
 	return code, ParseVerdict(code, out)
 }
 
 // ParseVerdict reads `ndfq probe -o json`'s output.
-func ParseVerdict(code int, out string) rollout.Gate {
+func ParseVerdict(code int, out string) verdict.Verdict {
 	GinkgoHelper()
-	var g rollout.Gate
+	var g verdict.Verdict
 	Expect(json.Unmarshal([]byte(out), &g)).To(Succeed(), "ndfq probe -o json (exit %d) printed:\n%s", code, out)
 	return g
 }
 
 // ExpectHold is a HOLD (exit 1) on condition naming the pool's node, from
 // a probe of that pool alone.
-func (e *Env) ExpectHold(ctx context.Context, c rollout.Condition, pool, node string, args ...string) {
+func (e *Env) ExpectHold(ctx context.Context, c verdict.Condition, pool, node string, args ...string) {
 	GinkgoHelper()
 	code, g := e.ProbeVerdictOn(ctx, []string{pool}, args...)
-	Expect(code).To(Equal(1), "probe verdict %s: %v", g.Verdict, g.Reasons)
-	Expect(g.Holds(c, pool, node)).To(BeTrue(), "the probe should hold on %s [%s/%s]; it said %s %v", c, pool, node, g.Verdict, g.Reasons)
+	Expect(code).To(Equal(1), "probe verdict %s: %v", g.Outcome, g.Reasons)
+	Expect(g.Holds(c, pool, node)).To(BeTrue(), "the probe should hold on %s [%s/%s]; it said %s %v", c, pool, node, g.Outcome, g.Reasons)
 }
 
 // StageProbe runs the probe workload in-process, applies the stop
 // conditions and checks that control pods were placed everywhere.
-func (e *Env) StageProbe(ctx context.Context, stage string) rollout.Gate {
+func (e *Env) StageProbe(ctx context.Context, stage string) verdict.Verdict {
 	GinkgoHelper()
 	run, err := probes.Probe(ctx, probes.RunInput{
 		Config: e.Cluster.Client.RESTConfig(), PoolLabel: topology.PoolLabel, NamespacePrefix: "ndfq-stage",
-		SchedulerURL: e.Shared.SchedulerMetricURL, Freshness: rollout.DefaultThresholds.Freshness,
+		SchedulerURL: e.Shared.SchedulerMetricURL, Freshness: verdict.DefaultThresholds.Freshness,
 		Progress: func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
 	})
 	Expect(err).NotTo(HaveOccurred())
-	g := rollout.Evaluate(run, rollout.DefaultThresholds)
-	GinkgoWriter.Printf("stage %q: %s %v\n", stage, g.Verdict, g.Reasons)
-	Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("rollout stage %s: %s %v", stage, g.Verdict, g.Fired())})
+	g := verdict.Evaluate(run, verdict.Policy{Thresholds: verdict.DefaultThresholds})
+	GinkgoWriter.Printf("stage %q: %s %v\n", stage, g.Outcome, g.Reasons)
+	Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("rollout stage %s: %s %v", stage, g.Outcome, g.Fired())})
 	for _, p := range run.Placements {
 		if p.Feature == "" {
 			Expect(p.Bound).To(BeTrue(), "stage %s: a control pod was refused on %s: %s", stage, p.Pool, p.Message)

@@ -57,6 +57,8 @@ fi
 [ "${E2E_STEPS}" = prepare ] && exit 0
 
 echo "== suites (artifacts in ${ARTIFACTS})"
+# A crashed run must not leave the last run's verdict where this one's goes.
+rm -f "${ARTIFACTS}/report.md" "${ARTIFACTS}/junit.xml"
 ginkgo_args=(-v --tags e2e "--procs=${GINKGO_PROCS}" "--timeout=${GINKGO_TIMEOUT}"
   --junit-report=junit.xml --json-report=report.json "--output-dir=${ARTIFACTS}")
 [ -n "${LABEL_FILTER}" ] && ginkgo_args+=("--label-filter=${LABEL_FILTER}")

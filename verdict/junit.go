@@ -1,4 +1,4 @@
-package rollout
+package verdict
 
 import (
 	"encoding/xml"
@@ -13,19 +13,10 @@ import (
 // ClusterWide is the JUnit "pool" of reasons and checks not about one pool.
 const ClusterWide = "cluster"
 
-// covers says which conditions a check that could not be made leaves
-// unasked, so those test cases are skipped rather than passed.
-var covers = map[string][]Condition{
-	"scheduler-gates":       {RolloutOrder, GateFingerprint},
-	"apiserver-gates":       {GateFingerprint},
-	"kubelet-gates":         {KubeletUnreachable, MissingReport, DeclaredButNotEnabled, MissingReportRate, RolloutOrder},
-	"placement-and-updates": {UnexpectedRefusal, UnexpectedAdmission, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, SchedulerIgnoresDecl},
-}
-
 // WriteJUnit is the verdict as JUnit: one test case per pool × stop
 // condition (and the cluster-wide ones), failed where the condition
 // fired, skipped with the reason where it could not be checked.
-func (g Gate) WriteJUnit(w io.Writer) error {
+func (g Verdict) WriteJUnit(w io.Writer) error {
 	pools := []string{ClusterWide}
 	for _, p := range g.Pools {
 		pools = append(pools, p.Pool)
@@ -38,8 +29,21 @@ func (g Gate) WriteJUnit(w io.Writer) error {
 	}
 	suite := reporters.JUnitTestSuite{Name: "ndfq probe", Package: g.Context, Time: g.TookSeconds, Timestamp: strings.TrimSuffix(g.Time, "Z"),
 		Properties: reporters.JUnitProperties{Properties: []reporters.JUnitProperty{
-			{Name: "verdict", Value: g.Verdict}, {Name: "serverVersion", Value: g.Server}, {Name: "ndfqVersion", Value: g.NDFQVersion},
+			{Name: "verdict", Value: string(g.Outcome)}, {Name: "serverVersion", Value: g.Server}, {Name: "ndfqVersion", Value: g.NDFQVersion},
 		}}}
+	// Items that leave no condition unasked are cases of their own.
+	for _, it := range Items {
+		if len(it.Leaves) > 0 {
+			continue
+		}
+		tc := reporters.JUnitTestCase{Name: fmt.Sprintf("%s [%s]", it.Name, ClusterWide), Classname: "ndfq.probe." + ClusterWide, Status: "passed"}
+		if why := g.itemNotMade(it.Name); why != "" {
+			tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: "skipped - " + why}
+			suite.Skipped++
+		}
+		suite.Tests++
+		suite.TestCases = append(suite.TestCases, tc)
+	}
 	for _, pool := range pools {
 		for _, c := range Conditions {
 			tc := reporters.JUnitTestCase{Name: fmt.Sprintf("%s [%s]", c, pool), Classname: "ndfq.probe." + pool, Status: "passed"}
@@ -75,17 +79,48 @@ func (g Gate) WriteJUnit(w io.Writer) error {
 }
 
 // notAsked is why condition c was not checked for pool, "" when it was.
-func (g Gate) notAsked(pool string, c Condition) string {
+func (g Verdict) notAsked(pool string, c Condition) string {
 	switch {
-	case c == IntentMismatch && !g.intentChecked:
+	case c == IntentMismatch && !g.IntentChecked:
 		return "no --intent: nodes were not held to a plan"
 	case c == SchedulerIgnoresDecl && len(g.Schedulers) == 0:
 		return "no --scheduler-name: no second scheduler was probed"
+	case c == CheckNotMade && !slices.ContainsFunc(g.Reasons, func(r Reason) bool { return r.Condition == CheckNotMade }) && len(g.Unchecked) > 0:
+		return "no --hold-unchecked: checks not made leave the verdict INCOMPLETE instead"
 	}
-	for _, u := range g.Unchecked {
-		if slices.Contains(covers[u.Check], c) && (u.Pool == "" || u.Pool == pool || (u.Pool == "control-plane" && pool == ClusterWide)) {
-			return u.String()
+	for _, u := range slices.Concat(g.Unchecked, g.Accepted) {
+		if slices.Contains(itemLeaves(u.Check), c) && (u.Pool == "" || u.Pool == pool || (u.Pool == ControlPlane && pool == ClusterWide)) {
+			return g.mark(u)
 		}
 	}
 	return ""
+}
+
+// itemNotMade is why an item with no conditions of its own was not made.
+func (g Verdict) itemNotMade(item string) string {
+	var why []string
+	for _, u := range slices.Concat(g.Unchecked, g.Accepted) {
+		if u.Check == item {
+			why = append(why, g.mark(u))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// mark is an item as the JUnit skip says it: accepted ones say so.
+func (g Verdict) mark(u Unchecked) string {
+	if slices.ContainsFunc(g.Accepted, func(a Unchecked) bool { return a.Check == u.Check && a.Pool == u.Pool && a.Reason == u.Reason }) {
+		return "accepted (--accept-partial): " + u.String()
+	}
+	return u.String()
+}
+
+// itemLeaves are the conditions an unchecked item leaves unasked.
+func itemLeaves(item string) []Condition {
+	for _, it := range Items {
+		if it.Name == item {
+			return it.Leaves
+		}
+	}
+	return nil
 }

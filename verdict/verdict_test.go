@@ -1,11 +1,12 @@
-package rollout
+package verdict
 
 import (
+	"encoding/xml"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/onsi/ginkgo/v2/reporters"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +14,13 @@ import (
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
 )
+
+// policy judges by the default thresholds, nothing more.
+var policy = Policy{Thresholds: DefaultThresholds}
+
+// pluginRefusal is a 1.37 scheduler's refusal in the plugin's words.
+const pluginRefusal = "0/2 nodes are available: 1 node(s) didn't match Pod's required features, 1 node(s) didn't match Pod's node affinity/selector."
 
 func soundRun() *probes.Run {
 	on := probes.Gates{"NodeDeclaredFeatures": {Enabled: true}}
@@ -29,16 +35,19 @@ func soundRun() *probes.Run {
 			{Pool: "a", Declares: true, Bound: true, Decision: time.Second},
 			{Pool: "a", Feature: "X", Declares: true, Bound: true, Decision: time.Second},
 			{Pool: "b", Declares: true, Bound: true, Decision: time.Second},
-			{Pool: "b", Feature: "X", Declares: false, Bound: false, Decision: 2 * time.Second},
+			{Pool: "b", Feature: "X", Declares: false, Bound: false, Decision: 2 * time.Second, Message: pluginRefusal},
 		},
-		Updates: []probes.PoolUpdate{{Pool: "a", Feature: "Y", Declares: true, Code: 200}, {Pool: "b", Feature: "Y", Code: 403}},
+		Updates: []probes.PoolUpdate{
+			{Pool: "a", Pod: "u-a", Node: "a1", Feature: "Y", Declares: true, Code: 200},
+			{Pool: "b", Pod: "u-b", Node: "b1", Feature: "Y", Code: 403, Message: fixtures.UpdateRejection("u-b", "Y", "b1")},
+		},
 	}
 }
 
 func TestSoundRunIsGO(t *testing.T) {
-	g := Evaluate(soundRun(), DefaultThresholds)
-	if g.Verdict != "GO" || len(g.Reasons) != 0 {
-		t.Fatalf("verdict %s reasons %v", g.Verdict, g.Reasons)
+	g := Evaluate(soundRun(), policy)
+	if g.Outcome != GO || len(g.Reasons) != 0 {
+		t.Fatalf("verdict %s reasons %v", g.Outcome, g.Reasons)
 	}
 	if g.Pools[1].Refusals != 1 || g.Pools[1].Rejections != 1 {
 		t.Errorf("pool b %+v", g.Pools[1])
@@ -48,17 +57,17 @@ func TestSoundRunIsGO(t *testing.T) {
 // Each stop condition must turn the verdict to HOLD and name the node or pool.
 func TestStopConditions(t *testing.T) {
 	cases := map[string]func(r *probes.Run){
-		"declared-but-not-enabled [b/b1]": func(r *probes.Run) { r.Declarations[1].Extra = []string{"X"} },
-		"missing-report [a/a1]":           func(r *probes.Run) { r.Declarations[0].Missing = []string{"X"} },
-		"stale-declarations [a/a1]":       func(r *probes.Run) { r.Declarations[0].HeartbeatAge = time.Hour },
-		"kubelet-unreachable [a/a1]":      func(r *probes.Run) { r.Declarations[0].Unreachable = "connection refused" },
-		"unexpected-admission [b/":        func(r *probes.Run) { r.Placements[3].Bound = true; r.Placements[3].Node = "b1" },
-		"unexpected-refusal [a]":          func(r *probes.Run) { r.Placements[1].Bound = false },
-		"unexpected-update-admission [b]": func(r *probes.Run) { r.Updates[1].Code = 200 },
-		"unexpected-update-rejection [a]": func(r *probes.Run) { r.Updates[0].Code = 403 },
-		"scheduler-latency [a]":           func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
-		"gate-fingerprint []":             func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
-		"rollout-order [control-plane]":   func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"declared-but-not-enabled [b/b1]":    func(r *probes.Run) { r.Declarations[1].Extra = []string{"X"} },
+		"missing-report [a/a1]":              func(r *probes.Run) { r.Declarations[0].Missing = []string{"X"} },
+		"stale-declarations [a/a1]":          func(r *probes.Run) { r.Declarations[0].HeartbeatAge = time.Hour },
+		"kubelet-unreachable [a/a1]":         func(r *probes.Run) { r.Declarations[0].Unreachable = "connection refused" },
+		"unexpected-admission [b/":           func(r *probes.Run) { r.Placements[3].Bound = true; r.Placements[3].Node = "b1" },
+		"unexpected-refusal [a]":             func(r *probes.Run) { r.Placements[1].Bound = false },
+		"unexpected-update-admission [b/b1]": func(r *probes.Run) { r.Updates[1].Code = 200 },
+		"unexpected-update-rejection [a]":    func(r *probes.Run) { r.Updates[0].Code = 403 },
+		"scheduler-latency [a]":              func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
+		"gate-fingerprint []":                func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"rollout-order [control-plane]":      func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"gate-fingerprint [control-plane]: the 2 kube-apiservers behind the cluster's address disagree on InPlacePodLevelResourcesVerticalScaling: on (BETA) at https://10.0.0.1:6443; off (BETA) at https://10.0.0.2:6443": func(r *probes.Run) {
 			r.APIServers = map[string]probes.Gates{
 				"https://10.0.0.1:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: true, Stage: "BETA"}},
@@ -80,11 +89,11 @@ func TestStopConditions(t *testing.T) {
 	for want, breakIt := range cases {
 		r := soundRun()
 		breakIt(r)
-		g := Evaluate(r, DefaultThresholds)
+		g := Evaluate(r, policy)
 		var text bytes.Buffer
 		_ = g.WriteText(&text)
-		if g.Verdict != "HOLD" || !strings.Contains(text.String(), "HOLD: "+want) {
-			t.Errorf("%s: verdict %s\n%s", want, g.Verdict, text.String())
+		if g.Outcome != HOLD || !strings.Contains(text.String(), "HOLD: "+want) {
+			t.Errorf("%s: verdict %s\n%s", want, g.Outcome, text.String())
 		}
 	}
 }
@@ -99,21 +108,21 @@ func TestEveryAPIServerRead(t *testing.T) {
 		"NodeDeclaredFeatures":   {Enabled: true, Stage: "BETA"},
 		"VolumeBindMountOptions": {Enabled: false, Stage: "ALPHA"},
 	}}
-	g := Evaluate(r, DefaultThresholds)
-	if g.Verdict != "GO" || g.Fingerprint["kube-apiserver at https://10.0.0.2:6443"] != "on (BETA)" {
-		t.Errorf("agreeing apiservers: %s %v %v", g.Verdict, g.Reasons, g.Fingerprint)
+	g := Evaluate(r, policy)
+	if g.Outcome != GO || g.Fingerprint["kube-apiserver at https://10.0.0.2:6443"] != "on (BETA)" {
+		t.Errorf("agreeing apiservers: %s %v %v", g.Outcome, g.Reasons, g.Fingerprint)
 	}
 	r.APIServersUnchecked = "1 of 2 apiservers could not be read"
-	g = Evaluate(r, DefaultThresholds)
-	if g.Verdict != "INCOMPLETE" || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "apiserver-gates" {
-		t.Errorf("unread apiserver: %s %v", g.Verdict, g.Unchecked)
+	g = Evaluate(r, policy)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "apiserver-gates" {
+		t.Errorf("unread apiserver: %s %v", g.Outcome, g.Unchecked)
 	}
 }
 
 func TestJSONMatchesSchema(t *testing.T) {
 	for _, r := range []*probes.Run{soundRun(), func() *probes.Run { r := soundRun(); r.Declarations[0].HeartbeatAge = time.Hour; return r }()} {
 		var buf bytes.Buffer
-		if err := Evaluate(r, DefaultThresholds).WriteJSON(&buf); err != nil {
+		if err := Evaluate(r, policy).WriteJSON(&buf); err != nil {
 			t.Fatal(err)
 		}
 		if err := ValidateProbeJSON(buf.Bytes()); err != nil {
@@ -127,7 +136,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 
 func TestSVGNamesEveryPool(t *testing.T) {
 	var buf bytes.Buffer
-	g := Evaluate(soundRun(), DefaultThresholds)
+	g := Evaluate(soundRun(), policy)
 	if err := g.WriteSVG(&buf); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +175,7 @@ func TestHoldsAndFired(t *testing.T) {
 	r := soundRun()
 	r.Declarations[0].HeartbeatAge = time.Hour
 	r.Declarations[1].Extra = []string{"X"}
-	g := Evaluate(r, DefaultThresholds)
+	g := Evaluate(r, policy)
 	if !g.Holds(StaleDeclarations, "a", "a1") || g.Holds(StaleDeclarations, "b", "") || !g.Holds(DeclaredButNotEnabled, "", "b1") {
 		t.Errorf("Holds: %v", g.Reasons)
 	}
@@ -177,11 +186,11 @@ func TestHoldsAndFired(t *testing.T) {
 
 // The plan of soundRun's fleet: pool a runs 1.37 kubelets whose oracle set
 // is what a1 declares; pool b runs 1.34 kubelets that declare nothing.
-func soundIntent() Intent {
-	return Intent{
+func soundIntent() *Intent {
+	return &Intent{Pools: map[string]IntentPool{
 		"a": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.37.2"}},
 		"b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.34.4"}},
-	}
+	}}
 }
 
 func intentRun() *probes.Run {
@@ -196,10 +205,9 @@ func intentRun() *probes.Run {
 }
 
 func TestIntent(t *testing.T) {
-	g := Evaluate(intentRun(), DefaultThresholds)
-	g.CheckIntent(intentRun(), soundIntent())
-	if g.Verdict != GO {
-		t.Fatalf("the fleet as planned: %s %v", g.Verdict, g.Reasons)
+	g := Evaluate(intentRun(), Policy{Thresholds: DefaultThresholds, Intent: soundIntent()})
+	if g.Outcome != GO {
+		t.Fatalf("the fleet as planned: %s %v", g.Outcome, g.Reasons)
 	}
 	// The kubelet of a1 runs RestartAllContainers off (its config file, say)
 	// and declares consistently with that: only the intent catches it.
@@ -207,29 +215,29 @@ func TestIntent(t *testing.T) {
 	d := &drift.Declarations[0]
 	d.Gates[fixtures.RestartAllContainersOnContainerExits] = probes.GateState{Enabled: false}
 	d.Declared = slices.DeleteFunc(slices.Clone(d.Declared), func(f string) bool { return f == fixtures.RestartAllContainersOnContainerExits })
-	g = Evaluate(drift, DefaultThresholds)
-	if g.Verdict != GO {
+	g = Evaluate(drift, policy)
+	if g.Outcome != GO {
 		t.Fatalf("without the intent the drift is invisible, which is why --intent exists: %v", g.Reasons)
 	}
-	g.CheckIntent(drift, soundIntent())
+	g = Evaluate(drift, Policy{Thresholds: DefaultThresholds, Intent: soundIntent()})
 	text := fmt.Sprint(g.Reasons)
 	for _, want := range []string{
 		"intent-mismatch [a/a1]: gate RestartAllContainersOnContainerExits: the intent plans true, the kubelet reports off",
 		"intent-mismatch [a/a1]: feature RestartAllContainersOnContainerExits: the intent's kubelet declares it, the node does not",
 	} {
-		if g.Verdict != HOLD || !strings.Contains(text, want) {
-			t.Errorf("want %q in %s %s", want, g.Verdict, text)
+		if g.Outcome != HOLD || !strings.Contains(text, want) {
+			t.Errorf("want %q in %s %s", want, g.Outcome, text)
 		}
 	}
-	for want, plan := range map[string]Intent{
-		`pool "b" is not in the intent`:             {"a": soundIntent()["a"]},
-		"kubelet v1.34.4, the intent plans v1.35.4": {"a": soundIntent()["a"], "b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.35.4"}}},
-		"1 node(s), the intent plans 2":             {"a": soundIntent()["a"], "b": {Count: 2, Kubelet: fixtures.Kubelet{Version: "1.34.4"}}},
+	a := soundIntent().Pools["a"]
+	for want, pools := range map[string]map[string]IntentPool{
+		`pool "b" is not in the intent`:             {"a": a},
+		"kubelet v1.34.4, the intent plans v1.35.4": {"a": a, "b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.35.4"}}},
+		"1 node(s), the intent plans 2":             {"a": a, "b": {Count: 2, Kubelet: fixtures.Kubelet{Version: "1.34.4"}}},
 	} {
-		g := Evaluate(intentRun(), DefaultThresholds)
-		g.CheckIntent(intentRun(), plan)
-		if g.Verdict != HOLD || !strings.Contains(fmt.Sprint(g.Reasons), want) || !g.Holds(IntentMismatch, "b", "") {
-			t.Errorf("want %q: %s %v", want, g.Verdict, g.Reasons)
+		g := Evaluate(intentRun(), Policy{Thresholds: DefaultThresholds, Intent: &Intent{Pools: pools}})
+		if g.Outcome != HOLD || !strings.Contains(fmt.Sprint(g.Reasons), want) || !g.Holds(IntentMismatch, "b", "") {
+			t.Errorf("want %q: %s %v", want, g.Outcome, g.Reasons)
 		}
 	}
 }
@@ -237,31 +245,34 @@ func TestIntent(t *testing.T) {
 // A check the probe could not make is INCOMPLETE, never GO; a reason that
 // holds still wins (issue 12).
 func TestUncheckedIsIncomplete(t *testing.T) {
+	// The plugin's refusal seen is the scheduler checked by its behaviour.
 	run := soundRun()
 	run.Scheduler = nil
-	g := Evaluate(run, DefaultThresholds)
+	if g := Evaluate(run, policy); g.Outcome != GO || g.Fingerprint["kube-scheduler"] != "plugin seen refusing (no metrics read)" {
+		t.Errorf("plugin refusal seen: %s %v %v", g.Outcome, g.Unchecked, g.Fingerprint)
+	}
+	// No metrics and no refusal: whether the scheduler runs the plugin is unchecked.
+	quiet := soundRun()
+	quiet.Scheduler = nil
+	quiet.Placements[3] = probes.PoolProbe{Pool: "b", Feature: "X", Declares: true, Bound: true, Node: "b1", Decision: time.Second}
+	g := Evaluate(quiet, policy)
 	var text strings.Builder
 	_ = g.WriteText(&text)
-	if g.Verdict != INCOMPLETE || !strings.Contains(text.String(), "NOT CHECKED: scheduler-gates [control-plane]: kube-scheduler's gates were not read") {
-		t.Errorf("no scheduler gates: %s\n%s", g.Verdict, text.String())
-	}
-	// The plugin's refusal seen is the scheduler checked by its behaviour.
-	run.Placements[3].Message = "0/2 nodes are available: 1 node(s) didn't match Pod's required features, 1 node(s) didn't match Pod's node affinity/selector."
-	if g := Evaluate(run, DefaultThresholds); g.Verdict != GO || g.Fingerprint["kube-scheduler"] != "plugin seen refusing (no metrics read)" {
-		t.Errorf("plugin refusal seen: %s %v %v", g.Verdict, g.Unchecked, g.Fingerprint)
+	if g.Outcome != INCOMPLETE || !strings.Contains(text.String(), "NOT CHECKED: scheduler-gates [control-plane]: kube-scheduler's gates were not read") {
+		t.Errorf("no scheduler gates: %s\n%s", g.Outcome, text.String())
 	}
 	run.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}}
-	if g := Evaluate(run, DefaultThresholds); !g.Holds(RolloutOrder, "control-plane", "") {
+	if g := Evaluate(run, policy); !g.Holds(RolloutOrder, "control-plane", "") {
 		t.Errorf("plugin refusing while the apiserver has the gate off: %v", g.Reasons)
 	}
 	run = soundRun()
 	run.Unprobed = []string{"b"}
-	if g := Evaluate(run, DefaultThresholds); g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Pool != "b" {
-		t.Errorf("unprobed pool: %s %v", g.Verdict, g.Unchecked)
+	if g := Evaluate(run, policy); g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Pool != "b" {
+		t.Errorf("unprobed pool: %s %v", g.Outcome, g.Unchecked)
 	}
 	run.Declarations[1].HeartbeatAge = time.Hour
-	if g := Evaluate(run, DefaultThresholds); g.Verdict != HOLD || !g.Holds(StaleDeclarations, "b", "b1") {
-		t.Errorf("stale and unprobed: %s %v", g.Verdict, g.Reasons)
+	if g := Evaluate(run, policy); g.Outcome != HOLD || !g.Holds(StaleDeclarations, "b", "b1") {
+		t.Errorf("stale and unprobed: %s %v", g.Outcome, g.Reasons)
 	}
 }
 
@@ -271,7 +282,7 @@ func TestUncheckedIsIncomplete(t *testing.T) {
 func TestReportForPipelines(t *testing.T) {
 	run := soundRun()
 	run.Started = time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
-	g := Evaluate(run, DefaultThresholds)
+	g := Evaluate(run, policy)
 	var js, ym strings.Builder
 	if err := g.WriteJSON(&js); err != nil {
 		t.Fatal(err)
@@ -301,9 +312,9 @@ func TestSecondSchedulerThatRefuses(t *testing.T) {
 	r := soundRun()
 	r.Schedulers = []string{"with-plugin"}
 	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "with-plugin", Feature: "X", Decision: time.Minute})
-	g := Evaluate(r, DefaultThresholds)
-	if g.Verdict != GO || g.Pools[1].Refusals != 1 {
-		t.Errorf("verdict %s reasons %v pool b %+v", g.Verdict, g.Reasons, g.Pools[1])
+	g := Evaluate(r, policy)
+	if g.Outcome != GO || g.Pools[1].Refusals != 1 {
+		t.Errorf("verdict %s reasons %v pool b %+v", g.Outcome, g.Reasons, g.Pools[1])
 	}
 }
 
@@ -315,13 +326,13 @@ func TestKubeletChecksNotMade(t *testing.T) {
 	for i := range r.Declarations {
 		r.Declarations[i].Unchecked, r.Declarations[i].Gates, r.Declarations[i].Expected = r.KubeletUnchecked, nil, nil
 	}
-	g := Evaluate(r, DefaultThresholds)
-	if g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "kubelet-gates" || g.Pools[0].KubeletGate != "not read" {
-		t.Errorf("verdict %s unchecked %v reasons %v pool %+v", g.Verdict, g.Unchecked, g.Reasons, g.Pools[0])
+	g := Evaluate(r, policy)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != "kubelet-gates" || g.Pools[0].KubeletGate != "not read" {
+		t.Errorf("verdict %s unchecked %v reasons %v pool %+v", g.Outcome, g.Unchecked, g.Reasons, g.Pools[0])
 	}
-	g.HoldUnchecked()
-	if g.Verdict != HOLD || !g.Holds(CheckNotMade, "", "") {
-		t.Errorf("--hold-unchecked: %s %v", g.Verdict, g.Reasons)
+	g = Evaluate(r, Policy{Thresholds: DefaultThresholds, HoldUnchecked: true})
+	if g.Outcome != HOLD || !g.Holds(CheckNotMade, "", "") {
+		t.Errorf("--hold-unchecked: %s %v", g.Outcome, g.Reasons)
 	}
 }
 
@@ -331,7 +342,7 @@ func TestJUnit(t *testing.T) {
 	r := soundRun()
 	r.Declarations[1].Extra = []string{"X"}
 	r.Unprobed = []string{"a"}
-	g := Evaluate(r, DefaultThresholds)
+	g := Evaluate(r, policy)
 	var out strings.Builder
 	if err := g.WriteJUnit(&out); err != nil {
 		t.Fatal(err)
@@ -348,14 +359,14 @@ func TestJUnit(t *testing.T) {
 			t.Errorf("JUnit lacks %s:\n%s", want, doc)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "junit.xml")
-	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+	var suites reporters.JUnitTestSuites
+	if err := xml.Unmarshal([]byte(doc), &suites); err != nil {
 		t.Fatal(err)
 	}
-	c, err := report.CountJUnit(path)
-	cases := 3 * len(Conditions)
-	if err != nil || c.Failed != 1 || c.Passed+c.Failed+c.Skipped != cases {
-		t.Errorf("counted %v (%v), want 1 failed of %d", c, err, cases)
+	// A case per pool and condition, and one per item that leaves none.
+	cases := 3*len(Conditions) + len(slices.DeleteFunc(slices.Clone(Items), func(i ItemInfo) bool { return len(i.Leaves) > 0 }))
+	if suites.Failures != 1 || suites.Tests != cases {
+		t.Errorf("%d failed of %d, want 1 failed of %d", suites.Failures, suites.Tests, cases)
 	}
 }
 
@@ -364,7 +375,7 @@ func TestPoolDeclaresWhatEveryNodeDeclares(t *testing.T) {
 	r := soundRun()
 	r.Declarations = append(r.Declarations, probes.Declaration{Node: "a2", Pool: "a", KubeletVersion: "v1.37.2", Published: true, Declared: []string{"X", "Y"}, Expected: []string{"X", "Y"}, Digest: "ffff", Gates: r.Declarations[0].Gates})
 	r.Declarations[0].Declared = []string{"W", "X"}
-	g := Evaluate(r, DefaultThresholds)
+	g := Evaluate(r, policy)
 	if !slices.Equal(g.Pools[0].Declared, []string{"X"}) {
 		t.Errorf("pool a declares %v, want [X]", g.Pools[0].Declared)
 	}
@@ -382,9 +393,9 @@ func TestUnknownRuntimeIsOneLinePerPool(t *testing.T) {
 	a2 := a1
 	a2.Node, a2.Undecided = "a2", []string{"UserNamespacesHostNetworkSupport", "VolumeBindMountOptions"}
 	run.Declarations = append([]probes.Declaration{a1, a2}, run.Declarations[1:]...)
-	g := Evaluate(run, DefaultThresholds)
-	if g.Verdict != INCOMPLETE || len(g.Unchecked) != 1 {
-		t.Fatalf("%s %v", g.Verdict, g.Unchecked)
+	g := Evaluate(run, policy)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 {
+		t.Fatalf("%s %v", g.Outcome, g.Unchecked)
 	}
 	want := `a1, a2 run "cri-o://1.34.0", a runtime ndfq does not know: whether they must declare [UserNamespacesHostNetworkSupport VolumeBindMountOptions]`
 	if u := g.Unchecked[0]; u.Check != "runtime-features" || u.Pool != "a" || !strings.HasPrefix(u.Reason, want) {

@@ -1,0 +1,125 @@
+package verdict
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+)
+
+// WriteText is the terminal form.
+func (g Verdict) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "%s  (server %s, probed in %.0fs with %d API requests)\nscope: %s\n%s\n\n", g.Outcome, g.Server, g.TookSeconds, g.APIRequests, g.Scope, g.how())
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "POOL\tKUBELET\tNODES\tREAD\tNDF GATE\tDIGEST\tMISSING\tSTALE\tREFUSALS\tREJECTIONS\tPROBE P50/P99\tCONTROL P50")
+	for _, p := range g.Pools {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%.0f%%\t%d\t%d\t%d\t%s/%s\t%s\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletsRead, p.KubeletGate,
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ngate fingerprint: kube-apiserver %s", g.Fingerprint["kube-apiserver"])
+	if s, ok := g.Fingerprint["kube-scheduler"]; ok {
+		fmt.Fprintf(w, ", kube-scheduler %s", s)
+	}
+	fmt.Fprintln(w)
+	for _, r := range g.Reasons {
+		fmt.Fprintf(w, "HOLD: %s\n", r)
+	}
+	for _, u := range g.Unchecked {
+		fmt.Fprintf(w, "NOT CHECKED: %s\n", u)
+	}
+	for _, u := range g.Accepted {
+		fmt.Fprintf(w, "ACCEPTED (--accept-partial): %s\n", u)
+	}
+	for _, u := range g.NotApplicable {
+		fmt.Fprintf(w, "NOT APPLICABLE: %s\n", u)
+	}
+	return nil
+}
+
+// how says what pools are and what the probe pods ran, for the reader.
+func (g Verdict) how() string {
+	pools := "pools by kubelet version (no node carries a well-known pool label)"
+	switch g.PoolLabel.Source {
+	case "flag":
+		pools = "pools by --pool-label " + g.PoolLabel.Label + " and kubelet version"
+	case "well-known":
+		pools = "pools by " + g.PoolLabel.Label + " (the first well-known pool label present) and kubelet version"
+	}
+	s := fmt.Sprintf("%s; probe pods %s in namespace %s", pools, g.Image, g.Namespace)
+	if len(g.Schedulers) > 0 {
+		s += "; placement also through " + strings.Join(g.Schedulers, ", ")
+	}
+	return s
+}
+
+// WriteMarkdown is the form for tickets and CI summaries.
+func (g Verdict) WriteMarkdown(w io.Writer) error {
+	fmt.Fprintf(w, "# ndfq probe: %s\n\nServer %s, probed in %.0fs. Scope: %s. %s.\n\n", g.Outcome, g.Server, g.TookSeconds, g.Scope, g.how())
+	if len(g.Reasons) > 0 {
+		fmt.Fprintf(w, "## Why HOLD\n\n")
+		for _, r := range g.Reasons {
+			fmt.Fprintf(w, "- %s\n", r)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, list := range []struct {
+		title string
+		items []Unchecked
+	}{{"Not checked", g.Unchecked}, {"Accepted (--accept-partial)", g.Accepted}, {"Not applicable", g.NotApplicable}} {
+		if len(list.items) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n", list.title)
+		for _, u := range list.items {
+			fmt.Fprintf(w, "- %s\n", u)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| pool | kubelet | nodes | kubelets read | NDF gate | digest | missing | stale | refusals | rejections | probe p50/p99 | control p50 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range g.Pools {
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %s | `%s` | %.0f%% | %d | %d | %d | %s/%s | %s |\n", p.Pool, strings.Join(p.Kubelets, ","), p.Nodes, p.KubeletsRead, p.KubeletGate,
+			strings.Join(p.Digests, ","), p.MissingPct, len(p.StaleNodes), p.Refusals, p.Rejections, fmtSeconds(p.ProbeP50), fmtSeconds(p.ProbeP99), fmtSeconds(p.ControlP50))
+	}
+	return nil
+}
+
+// WriteJSON is the machine form.
+func (g Verdict) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(g)
+}
+
+// WriteYAML is the JSON form as YAML (the same fields and schema).
+func (g Verdict) WriteYAML(w io.Writer) error {
+	doc, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	out, err := yaml.JSONToYAML(doc)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// WriteMarkdownTable is every stop condition and unchecked item with what
+// it means and what to do: docs/rollout.md carries it.
+func WriteMarkdownTable(w io.Writer) {
+	fmt.Fprintf(w, "| stop condition (HOLD) | what it means | what to do |\n|---|---|---|\n")
+	for _, c := range Conditions {
+		a := ConditionAbout[c]
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", c, a.Means, a.Do)
+	}
+	fmt.Fprintf(w, "\n| not checked (INCOMPLETE) | what it means | what to do |\n|---|---|---|\n")
+	for _, it := range Items {
+		fmt.Fprintf(w, "| `%s` | %s | %s |\n", it.Name, it.Means, it.Do)
+	}
+}
