@@ -809,9 +809,9 @@ func decided(p *corev1.Pod) bool {
 }
 
 // time re-times each placement the watch saw decided: from when its create
-// was sent to when it was seen, never more than a second over the
-// control plane's own whole-second stamps (a watch delayed on a loaded
-// machine does not stretch a decision past them).
+// was sent to when it was seen, kept within a second of the control
+// plane's own whole-second stamps (a watch delayed on a loaded machine
+// does not stretch a decision past what the stamps allow).
 func (d *decisions) time(placements []PoolProbe) {
 	d.stop()
 	d.mu.Lock()
@@ -822,9 +822,8 @@ func (d *decisions) time(placements []PoolProbe) {
 		if !ok || pl.created.IsZero() || seen.Before(pl.created) {
 			continue
 		}
-		if watched := seen.Sub(pl.created); watched < pl.Decision+time.Second {
-			pl.Decision, pl.DecisionFrom = watched, decisionFromWatch
-		}
+		lo, hi := max(pl.Decision-time.Second, 0), pl.Decision+time.Second
+		pl.Decision, pl.DecisionFrom = min(max(seen.Sub(pl.created), lo), hi), decisionFromWatch
 	}
 }
 
