@@ -91,6 +91,9 @@ type Answer struct {
 type NotProbed struct {
 	Feature string `json:"feature"`
 	At      string `json:"at"` // "scheduling" or "update"
+	// GateOff is the kube-apiserver gate that is off, so that no pod can
+	// ask for the feature here; "" where ndfq has no probe for it.
+	GateOff string `json:"gateOff,omitempty"`
 	Why     string `json:"why"`
 }
 
@@ -716,14 +719,14 @@ func (p *prober) notProbed() []NotProbed {
 			if needs == "" || probed[key] || (at == "update" && f.UpdateForbidden != "") {
 				continue
 			}
-			why := fmt.Sprintf("ndfq has no %s probe for it (%s)", at, needs)
+			np := NotProbed{Feature: f.Name, At: at, Why: fmt.Sprintf("ndfq has no %s probe for it (%s)", at, needs)}
 			if gate, ok := has[key]; ok {
-				why = fmt.Sprintf("kube-apiserver has %s %s", gate, p.api.Describe(gate))
 				if at == "update" && !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
-					why = "kube-apiserver has " + fixtures.NodeDeclaredFeatures + " " + p.api.Describe(fixtures.NodeDeclaredFeatures)
+					gate = fixtures.NodeDeclaredFeatures
 				}
+				np.GateOff, np.Why = gate, fmt.Sprintf("kube-apiserver has %s %s", gate, p.api.Describe(gate))
 			}
-			out = append(out, NotProbed{Feature: f.Name, At: at, Why: why})
+			out = append(out, np)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].At+out[i].Feature < out[j].At+out[j].Feature })

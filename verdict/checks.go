@@ -108,7 +108,7 @@ var Items = []ItemInfo{
 	{ItemOutOfScope, nil, About{"nodes outside --node-selector: nothing of theirs was read or probed", "probe them too, or pass --accept-partial to gate on this slice alone (the verdict says so)"}},
 	{ItemNotSampled, []Condition{MissingReport, DeclaredButNotEnabled, MissingReportRate, RolloutOrder}, About{"kubelets left out by --kubelet-sample: their declarations were judged only against their pool's", "raise --kubelet-sample, or pass --accept-partial"}},
 	{ItemOracle, placementAndUpdate, About{"the control plane's minor is one ndfq's oracle does not know: no placement or update probe applies", "use an ndfq that knows this minor"}},
-	{ItemFeatureNotProbed, nil, About{"a feature the control plane infers that no probe pod asked for: the apiserver has its field gate off, or ndfq has no probe for it", "turn the gate on where the fleet will use the feature, or accept that this feature is unproven"}},
+	{ItemFeatureNotProbed, nil, About{"a feature the control plane infers that ndfq has no probe for (where the apiserver has the feature's field gate off it is listed as not applicable instead: no pod can ask for it)", "accept that this feature is unproven here, or add a probe to fixtures/pods.go"}},
 	{ItemSchedulerGates, []Condition{RolloutOrder, GateFingerprint}, About{"kube-scheduler's gates were not read and no refusal in the plugin's words was seen", "pass --scheduler-metrics-url, or probe a fleet where a pool lacks a feature"}},
 	{ItemAPIServerGates, []Condition{GateFingerprint, APIServerSplit}, About{"not every apiserver behind the cluster's address could be read (or asked) directly", "grant endpointslices list in default (config/rbac/) and reach each apiserver's address"}},
 	{ItemKubeletGates, kubeletConditions, About{"no kubelet's gates were read (no nodes/proxy permission)", "bind config/rbac/kubelet.yaml"}},
@@ -163,22 +163,20 @@ func checkScope(e *evaluation) {
 	}
 }
 
-// checkOracle names what the run could not probe for want of an oracle, a
-// probe or an apiserver gate.
+// checkOracle names what the run could not probe for want of an oracle or
+// a probe; a feature whose field the apiserver has off cannot be asked for
+// by any pod here, so its claims do not apply (said, with the gate).
 func checkOracle(e *evaluation) {
 	if err := fixtures.KnownMinor(e.minor); err != nil {
 		e.unchecked(ItemOracle, ControlPlane, nil, "control plane %s: %v: no placement or update probe is known for it", e.run.ServerVersion, err)
 		return
 	}
-	if !e.apiOn {
-		// The feature is off: no pod can require it of a node.
-		if len(e.run.NotProbed) > 0 {
-			e.v.NotApplicable = append(e.v.NotApplicable, Unchecked{Check: ItemFeatureNotProbed, Pool: ControlPlane,
-				Reason: fmt.Sprintf("kube-apiserver has %s %s: updates are not validated and %s are not probed", fixtures.NodeDeclaredFeatures, e.run.APIServer.Describe(fixtures.NodeDeclaredFeatures), notProbedNames(e.run.NotProbed))})
-		}
-		return
-	}
 	for _, n := range e.run.NotProbed {
+		if n.GateOff != "" {
+			e.v.NotApplicable = append(e.v.NotApplicable, Unchecked{Check: ItemFeatureNotProbed, Pool: ControlPlane,
+				Reason: fmt.Sprintf("%s at %s: %s, so no pod can ask for it here", n.Feature, n.At, n.Why)})
+			continue
+		}
 		e.unchecked(ItemFeatureNotProbed, ControlPlane, nil, "%s at %s: %s", n.Feature, n.At, n.Why)
 	}
 }
@@ -189,14 +187,6 @@ func nameUpTo(nodes []string, n int) string {
 		return strings.Join(nodes, ", ")
 	}
 	return fmt.Sprintf("%s and %d more (every one in the JSON's nodes)", strings.Join(nodes[:n], ", "), len(nodes)-n)
-}
-
-func notProbedNames(list []probes.NotProbed) string {
-	var s []string
-	for _, n := range list {
-		s = append(s, n.Feature+" at "+n.At)
-	}
-	return strings.Join(s, ", ")
 }
 
 // checkControlPlane holds the control plane's gates against each other and

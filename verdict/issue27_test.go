@@ -110,26 +110,20 @@ func TestNoLeaseIsNotFresh(t *testing.T) {
 	}
 }
 
-// Nothing is dropped silently: a feature not probed (its apiserver gate
-// off, or no probe), an unknown control-plane minor.
+// Nothing is dropped silently: a feature ndfq has no probe for is
+// unchecked; one whose field the apiserver has off is not applicable, by
+// name; an unknown control-plane minor is unchecked.
 func TestNothingDroppedSilently(t *testing.T) {
 	r := soundRun()
-	r.NotProbed = []probes.NotProbed{{Feature: "VolumeBindMountOptions", At: "scheduling", Why: "kube-apiserver has VolumeBindMountOptions off (BETA)"}}
+	r.NotProbed = []probes.NotProbed{{Feature: "SecurityProfileOCI", At: "scheduling", Why: "ndfq has no scheduling probe for it (a seccompProfile of type OCI)"}}
 	g := Evaluate(r, policy)
-	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].String() != "feature-not-probed [control-plane]: VolumeBindMountOptions at scheduling: kube-apiserver has VolumeBindMountOptions off (BETA)" {
-		t.Errorf("feature not probed: %s %v", g.Outcome, g.Unchecked)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].String() != "feature-not-probed [control-plane]: SecurityProfileOCI at scheduling: ndfq has no scheduling probe for it (a seccompProfile of type OCI)" {
+		t.Errorf("feature without a probe: %s %v", g.Outcome, g.Unchecked)
 	}
-	// With NodeDeclaredFeatures off on the apiserver nothing can require a
-	// feature: not applicable, said, and GO where nobody declares.
-	off := probes.Gates{"NodeDeclaredFeatures": {Enabled: false}}
-	r.APIServer, r.Scheduler = off, off
-	r.Declarations[0].Published, r.Declarations[0].Declared, r.Declarations[0].Gates = false, nil, off
-	r.Placements = r.Placements[:1]
-	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Declares: true, Bound: true, Node: "b1", Decision: time.Second})
-	r.Updates = nil
+	r.NotProbed = []probes.NotProbed{{Feature: "VolumeBindMountOptions", At: "scheduling", GateOff: "VolumeBindMountOptions", Why: "kube-apiserver has VolumeBindMountOptions off (ALPHA)"}}
 	g = Evaluate(r, policy)
-	if g.Outcome != GO || len(g.NotApplicable) != 1 || !strings.Contains(g.NotApplicable[0].Reason, "kube-apiserver has NodeDeclaredFeatures off") {
-		t.Errorf("feature off: %s %v %v %v", g.Outcome, g.Reasons, g.Unchecked, g.NotApplicable)
+	if g.Outcome != GO || len(g.NotApplicable) != 1 || g.NotApplicable[0].Reason != "VolumeBindMountOptions at scheduling: kube-apiserver has VolumeBindMountOptions off (ALPHA), so no pod can ask for it here" {
+		t.Errorf("field gate off: %s %v %v", g.Outcome, g.Unchecked, g.NotApplicable)
 	}
 	r = soundRun()
 	r.ServerVersion = "v1.39.0"

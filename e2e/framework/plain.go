@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -15,6 +16,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/lifecycle"
 	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/sh"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // PlainCluster is a second cluster, made from a plain kind config, beside
@@ -56,6 +58,21 @@ func (e *Env) UpCluster(ctx context.Context, cfg *v1alpha4.Cluster) *PlainCluste
 	rc.QPS, rc.Burst = 200, 400 // the scale spec writes thousands of nodes
 	cs, err := kubernetes.NewForConfig(rc)
 	Expect(err).NotTo(HaveOccurred())
+	// Ready is not yet heartbeating: a kubelet that has just joined makes
+	// its Lease a moment later, and a node without one has no known
+	// freshness (the probe says INCOMPLETE for it).
+	Expect(wait.Until(ctx, wait.Nodes, "a Lease for every node of "+name, func(ctx context.Context) (bool, string, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		for _, n := range nodes.Items {
+			if _, err := cs.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{}); err != nil {
+				return false, n.Name + ": " + err.Error(), nil
+			}
+		}
+		return true, "", nil
+	})).To(Succeed())
 	return &PlainCluster{Cluster: c, Clientset: cs}
 }
 
