@@ -49,7 +49,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		}
 		js, err := os.ReadFile(jsonPath)
 		Expect(err).NotTo(HaveOccurred(), "--json %s", jsonPath)
-		Expect(verdict.ValidateProbeJSON(js)).To(Succeed(), "--json against report/rollout/probe.schema.json")
+		Expect(verdict.ValidateProbeJSON(js)).To(Succeed(), "--json against verdict/probe.schema.json")
 		Expect(framework.ParseVerdict(code, string(js)).Outcome).To(Equal(verdict.GO), "the JSON's verdict is the text's")
 	})
 
