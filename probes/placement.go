@@ -223,7 +223,10 @@ func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	var unseen error // why a poll of the window is no evidence
 	err = wait.Until(ctx, wait.RuleWindow, fmt.Sprintf("sibling %s of pod %s to be restarted", sibling, pod), func(ctx context.Context) (bool, string, error) {
 		p, err := get(ctx)
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, "the window closed during a read", nil // its end, not a failure to look
+		case err != nil:
 			unseen = fmt.Errorf("pod %s could not be read during the window: %w", pod, err)
 			return false, "", unseen
 		}
