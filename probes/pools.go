@@ -90,11 +90,14 @@ func describePools(pools map[string][]string) string {
 }
 
 // NameNodes names nodes in a line: sorted, the first three, and how many more.
-func NameNodes(nodes []string) string {
+func NameNodes(nodes []string) string { return NameNodesUpTo(nodes, 3) }
+
+// NameNodesUpTo names at most n of the nodes, sorted, and how many more.
+func NameNodesUpTo(nodes []string, n int) string {
 	nodes = append([]string(nil), nodes...)
 	sort.Strings(nodes)
-	if len(nodes) > 3 {
-		nodes = append(nodes[:3], fmt.Sprintf("and %d more", len(nodes)-3))
+	if len(nodes) > n {
+		nodes = append(nodes[:n], fmt.Sprintf("and %d more", len(nodes)-n))
 	}
 	return strings.Join(nodes, ", ")
 }

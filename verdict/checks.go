@@ -147,7 +147,7 @@ var checks = []check{
 func checkScope(e *evaluation) {
 	if out := e.run.OutOfScope; len(out) > 0 {
 		e.partial(ItemOutOfScope, "", out, "%d of %d nodes are outside --node-selector %q (%s): nothing of theirs was read or probed",
-			len(out), e.v.Scope.ClusterNodes, e.run.NodeSelector, nameUpTo(out, 20))
+			len(out), e.v.Scope.ClusterNodes, e.run.NodeSelector, probes.NameNodesUpTo(out, 20))
 	}
 	for _, pool := range e.pools() {
 		var left []string
@@ -158,7 +158,7 @@ func checkScope(e *evaluation) {
 		}
 		if len(left) > 0 {
 			e.partial(ItemNotSampled, pool, left, "--kubelet-sample %d left the kubelets of %s unasked: their declarations were judged only against their pool's (mixed-pool)",
-				e.run.KubeletSample, nameUpTo(left, 20))
+				e.run.KubeletSample, probes.NameNodesUpTo(left, 20))
 		}
 	}
 }
@@ -179,14 +179,6 @@ func checkOracle(e *evaluation) {
 		}
 		e.unchecked(ItemFeatureNotProbed, ControlPlane, nil, "%s at %s: %s", n.Feature, n.At, n.Why)
 	}
-}
-
-// nameUpTo names at most n nodes; the JSON's nodes list has every one.
-func nameUpTo(nodes []string, n int) string {
-	if len(nodes) <= n {
-		return strings.Join(nodes, ", ")
-	}
-	return fmt.Sprintf("%s and %d more (every one in the JSON's nodes)", strings.Join(nodes[:n], ", "), len(nodes)-n)
 }
 
 // checkControlPlane holds the control plane's gates against each other and
