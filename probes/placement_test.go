@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/ndfq/ndfq/fixtures"
 )
 
 // ExerciseRule tells a restarted sibling (honoured) from one left alone
@@ -126,5 +128,33 @@ func TestDecisionsTimedByTheWatch(t *testing.T) {
 		if placements[i].Decision != want.d || placements[i].DecisionFrom != want.from {
 			t.Errorf("%s: %s by %s, want %s by %s", placements[i].pod, placements[i].Decision, placements[i].DecisionFrom, want.d, want.from)
 		}
+	}
+}
+
+// What no probe pod asks for is named: a probe whose apiserver gate is off
+// (updates need NodeDeclaredFeatures too), and a feature without a probe.
+func TestNotProbed(t *testing.T) {
+	on := func(gates ...string) Gates {
+		g := Gates{}
+		for _, n := range gates {
+			g[n] = GateState{Enabled: true}
+		}
+		return g
+	}
+	p := &prober{minor: "1.38", api: on(fixtures.NodeDeclaredFeatures, fixtures.RestartAllContainersOnContainerExits, fixtures.UserNamespacesHostNetworkSupport,
+		fixtures.PodCertificateMLDSA, fixtures.InPlacePodLevelResourcesVerticalScaling, fixtures.InPlacePodVerticalScalingInitContainers, fixtures.InPlacePodVerticalScalingMemoryBackedVolumes)}
+	got := fmt.Sprint(p.notProbed())
+	want := "[{SecurityProfileOCI scheduling  ndfq has no scheduling probe for it (a seccompProfile of type OCI on the pod or a container)} {VolumeBindMountOptions scheduling VolumeBindMountOptions kube-apiserver has VolumeBindMountOptions unknown to this component}]"
+	if got != want {
+		t.Errorf("1.38, VolumeBindMountOptions off:\n got %s\nwant %s", got, want)
+	}
+	p.api[fixtures.NodeDeclaredFeatures] = GateState{}
+	for _, n := range p.notProbed() {
+		if n.At == "update" && n.GateOff != fixtures.NodeDeclaredFeatures {
+			t.Errorf("NodeDeclaredFeatures off: %+v", n)
+		}
+	}
+	if n := len(p.notProbed()); n != 2+3 {
+		t.Errorf("NodeDeclaredFeatures off: %d not probed, want the 2 above and the 3 update probes of 1.38: %v", n, p.notProbed())
 	}
 }

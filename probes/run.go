@@ -696,37 +696,31 @@ func (p *prober) updateProbes() []fixtures.UpdateProbe {
 }
 
 // notProbed names what the control plane's minor infers and no probe pod
-// of this run asks for: the apiserver has a gate off, or ndfq has no probe.
+// of this run asks for: the apiserver has the gate a probe needs off (the
+// same gates schedulingProbes and updateProbes require), or ndfq has no probe.
 func (p *prober) notProbed() []NotProbed {
-	var out []NotProbed
-	probed := map[string]bool{}
-	for _, sp := range p.schedulingProbes() {
-		probed["scheduling/"+sp.Feature] = true
-	}
-	for _, u := range p.updateProbes() {
-		probed["update/"+u.Feature] = true
-	}
-	has := map[string]string{} // at/feature -> the gate that would allow it
+	needs := map[string]string{} // "at/feature" -> the apiserver gate its probe needs
 	for _, sp := range fixtures.SchedulingProbes(p.minor) {
-		has["scheduling/"+sp.Feature] = sp.APIServerGate
+		needs["scheduling/"+sp.Feature] = sp.APIServerGate
 	}
 	for _, u := range fixtures.UpdateProbes(p.minor) {
-		has["update/"+u.Feature] = u.APIServerGate
+		needs["update/"+u.Feature] = u.APIServerGate
+		if !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
+			needs["update/"+u.Feature] = fixtures.NodeDeclaredFeatures
+		}
 	}
+	var out []NotProbed
 	for _, f := range fixtures.FeaturesOf(p.minor) {
-		for at, needs := range map[string]string{"scheduling": f.Scheduling, "update": f.Update} {
-			key := at + "/" + f.Name
-			if needs == "" || probed[key] || (at == "update" && f.UpdateForbidden != "") {
+		for at, inferred := range map[string]string{"scheduling": f.Scheduling, "update": f.Update} {
+			if inferred == "" || (at == "update" && f.UpdateForbidden != "") {
 				continue
 			}
-			np := NotProbed{Feature: f.Name, At: at, Why: fmt.Sprintf("ndfq has no %s probe for it (%s)", at, needs)}
-			if gate, ok := has[key]; ok {
-				if at == "update" && !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
-					gate = fixtures.NodeDeclaredFeatures
-				}
-				np.GateOff, np.Why = gate, fmt.Sprintf("kube-apiserver has %s %s", gate, p.api.Describe(gate))
+			switch gate, ok := needs[at+"/"+f.Name]; {
+			case !ok:
+				out = append(out, NotProbed{Feature: f.Name, At: at, Why: fmt.Sprintf("ndfq has no %s probe for it (%s)", at, inferred)})
+			case !p.api.Enabled(gate):
+				out = append(out, NotProbed{Feature: f.Name, At: at, GateOff: gate, Why: fmt.Sprintf("kube-apiserver has %s %s", gate, p.api.Describe(gate))})
 			}
-			out = append(out, np)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].At+out[i].Feature < out[j].At+out[j].Feature })
