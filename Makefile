@@ -17,7 +17,10 @@ FOCUS                ?=
 SKIP                 ?=
 GINKGO_PROCS         ?= 2
 GINKGO_TIMEOUT       ?= 85m
-VERSION              ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# A release's semver tag; a checkout says the nearest tag (v0.1.0-3-gabc) or dev.
+VERSION              ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo dev)
+IMAGE_REPO           ?= ghcr.io/ndfq/ndfq
+DIST                 ?= $(CURDIR)/_dist
 
 export TOPOLOGY KUBERNETES_VERSION ARTIFACTS KEEP_CLUSTER USE_EXISTING_CLUSTER LABEL_FILTER FOCUS SKIP GINKGO_PROCS GINKGO_TIMEOUT
 
@@ -29,6 +32,7 @@ GINKGO  := $(BIN)/ginkgo
 UNIT_PKGS = ./...
 export NDFQ_BIN := $(NDFQ)
 export NDFQ_PROBE_IMAGE := $(BIN)/ndfq-image.tar
+export NDFQ_PROBE_JOB   := $(BIN)/probe-job.yaml
 
 # Linters, pinned; `go install pkg@version` builds each with its own go.mod.
 ACTIONLINT_VERSION    ?= v1.7.12
@@ -49,16 +53,29 @@ $(BIN)/kubectl-ndfq: $(NDFQ)
 .PHONY: $(NDFQ) $(BIN)/ndfq-runc $(GINKGO)
 # Static (no cgo): the same binary goes into ndfq's own image (probe-image).
 $(NDFQ):
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/ndfq
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/ndfq/ndfq/internal/buildinfo.Version=$(VERSION)" -o $@ ./cmd/ndfq
 $(BIN)/ndfq-runc:
 	$(GO) build -trimpath -buildvcs=false -o $@ ./cmd/ndfq-runc
 $(GINKGO):
 	$(GO) build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
-## probe-image: ndfq's own image (a static binary, no Docker build) for config/job/
+## probe-image: ndfq's own image (a static binary, no Docker build) and the
+## probe Job of config/job/ running it by digest (bin/probe-job.yaml)
 .PHONY: probe-image
 probe-image: $(NDFQ)
-	$(NDFQ) images probe-image --binary $(NDFQ) --output $(BIN)/ndfq-image.tar
+	$(NDFQ) images probe-image --binary $(NDFQ) --output $(NDFQ_PROBE_IMAGE) --repo $(IMAGE_REPO) --job-manifest $(NDFQ_PROBE_JOB)
+
+## release: VERSION=vX.Y.Z writes $(DIST): archives for linux and darwin on
+## amd64 and arm64, checksums.txt, the image's OCI archive (one index for both
+## linux architectures), the krew manifest and the Job with the image by digest
+.PHONY: release release-push
+release:
+	$(GO) run ./hack/release --version $(VERSION) --dist $(DIST) --image-repo $(IMAGE_REPO)
+	cd $(DIST) && sha256sum -c checksums.txt
+
+## release-push: the released image to IMAGE_REPO (docker login first), read back by digest
+release-push: $(NDFQ)
+	$(NDFQ) images push --from $(DIST)/ndfq-image_$(VERSION).oci.tar --to $(IMAGE_REPO)
 
 ## test: format, vet and unit tests (the workflow's rules included); no
 ## Docker, no cluster, nothing to build or download beyond ndfq's modules
@@ -105,4 +122,4 @@ cluster-down: $(NDFQ)
 	$(NDFQ) cluster down --topology $(TOPOLOGY) --artifacts $(ARTIFACTS)
 
 clean:
-	rm -rf $(BIN) $(ARTIFACTS)
+	rm -rf $(BIN) $(ARTIFACTS) $(DIST)

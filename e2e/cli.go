@@ -110,13 +110,14 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	// Where the default scheduler refuses a pod that needs the feature, a
 	// second one without the plugin binds it: the probe must name it.
 	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
-	It("runs in the cluster as the Job of config/job/ from ndfq's own image, and saves its report and JUnit for the pipeline", Serial, func(ctx SpecContext) {
+	It("runs in the cluster as the Job of config/job/ from ndfq's own image by digest, and saves its report and JUnit for the pipeline", Serial, func(ctx SpecContext) {
 		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
-		By("loading ndfq's own image (make probe-image) into every node")
+		By("loading ndfq's own image (make probe-image: an OCI archive naming it by digest) into every node")
 		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
-		e.ApplyManifest(ctx, "config/job/probe-job.yaml")
+		By("running config/job/'s Job with the image by digest, as a release ships it")
+		e.ApplyManifest(ctx, framework.ProbeJobManifest())
 		By("waiting for the Job to finish")
 		done := e.WaitJob(ctx, ns, job)
 		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})

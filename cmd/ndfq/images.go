@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/ndfq/ndfq/internal/kubeversion"
 
@@ -11,7 +13,9 @@ import (
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/buildinfo"
 	"github.com/ndfq/ndfq/internal/progress"
+	"github.com/ndfq/ndfq/internal/release"
 )
 
 func imagesCommand() *cobra.Command {
@@ -54,29 +58,82 @@ func imagesCommand() *cobra.Command {
 	build.Flags().StringSliceVar(&controlPlanes, "control-planes", nil, "versions that also run a control plane (default: the newest of --versions)")
 	build.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
 	build.Flags().StringVar(&source, "source", nodeimage.SourceOffline, "offline: build here without a registry; upstream: pull kind's digest-pinned kindest/node images (needs a registry; refuse cgroup v1 hosts from 1.35 on)")
-	var bin, tag, out string
+	var bin, out, repo, jobTemplate, jobOut string
 	probeImage := &cobra.Command{
 		Use:   "probe-image",
-		Short: "Write an image archive of a static ndfq binary, for the in-cluster probe Job (config/job/)",
-		Example: `  CGO_ENABLED=0 go build -o bin/static/ndfq ./cmd/ndfq
-  ndfq images probe-image --binary bin/static/ndfq --output bin/ndfq-image.tar
-  kind load image-archive bin/ndfq-image.tar --name my-cluster`,
+		Short: "Write ndfq's own image (an OCI archive of a static binary) and the probe Job that runs it by digest",
+		Example: `  make probe-image   # bin/ndfq-image.tar and bin/probe-job.yaml
+  ndfq images probe-image --binary bin/ndfq --output bin/ndfq-image.tar --job-manifest bin/probe-job.yaml
+  kind load image-archive bin/ndfq-image.tar --name my-cluster && kubectl apply -f bin/probe-job.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if bin == "" || out == "" {
 				return fmt.Errorf("--binary and --output are required")
 			}
-			if err := nodeimage.WriteProbeImage(out, tag, bin); err != nil {
+			info := buildinfo.Get()
+			host := release.Platform{OS: "linux", Arch: runtime.GOARCH}
+			idx, err := release.ImageIndex(release.ImageInput{Version: info.Version, Commit: info.Commit,
+				Binaries: map[release.Platform]string{host: bin}, Created: time.Unix(0, 0)})
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", tag, out)
+			ref, err := release.WriteImageArchive(out, idx, repo, info.Version)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", ref, out)
+			if jobOut == "" {
+				return nil
+			}
+			tmpl, err := os.ReadFile(jobTemplate)
+			if err != nil {
+				return fmt.Errorf("--job-template: %w", err)
+			}
+			job, err := release.JobManifest(tmpl, ref, info.Version)
+			if err == nil {
+				err = os.WriteFile(jobOut, job, 0o644)
+			}
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "job\t%s\n", jobOut)
+			}
+			return err
+		},
+	}
+	probeImage.Flags().StringVar(&bin, "binary", "", "a statically linked linux ndfq binary (CGO_ENABLED=0) for this machine's architecture")
+	probeImage.Flags().StringVar(&out, "output", "", "the OCI image archive to write (`kind load image-archive` and `ctr images import` read it)")
+	probeImage.Flags().StringVar(&repo, "repo", release.DefaultImageRepo, "the repository the image is named in (repo:version and repo@digest)")
+	probeImage.Flags().StringVar(&jobOut, "job-manifest", "", "also write the probe Job running the image by digest here")
+	probeImage.Flags().StringVar(&jobTemplate, "job-template", "config/job/probe-job.yaml", "the Job manifest whose placeholder image is replaced")
+	var from, to string
+	push := &cobra.Command{
+		Use:   "push",
+		Short: "Push ndfq's image from its OCI archive to a registry, and read it back by digest",
+		Example: `  docker login ghcr.io   # or any credential helper: the push uses docker's credentials
+  ndfq images push --from _dist/ndfq-image_v0.1.0.oci.tar --to ghcr.io/my-org/ndfq`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" || to == "" {
+				return fmt.Errorf("--from and --to are required")
+			}
+			idx, done, err := release.ReadImageArchive(from)
+			if err != nil {
+				return err
+			}
+			defer done()
+			ref, err := release.Push(cmd.Context(), idx, to)
+			if err != nil {
+				return err
+			}
+			if _, err := release.PullIndex(cmd.Context(), ref); err != nil {
+				return fmt.Errorf("pushed, but reading it back: %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), ref)
 			return nil
 		},
 	}
-	probeImage.Flags().StringVar(&bin, "binary", "", "a statically linked ndfq binary (CGO_ENABLED=0)")
-	probeImage.Flags().StringVar(&tag, "tag", nodeimage.ProbeImageTag, "the image's tag (config/job/ runs "+nodeimage.ProbeImageTag+")")
-	probeImage.Flags().StringVar(&out, "output", "", "the image archive to write (docker-archive, as `kind load image-archive` and `ctr images import` read)")
-	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage)
+	push.Flags().StringVar(&from, "from", "", "the image archive of a release (_dist/ndfq-image_VERSION.oci.tar) or of make probe-image")
+	push.Flags().StringVar(&to, "to", "", "the repository to push to, tagged with the image's version (or repo:tag)")
+	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage, push)
 }
 
 // imagePlan merges topologies and explicit versions into one build plan,

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/internal/buildinfo"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/verdict"
@@ -155,7 +156,7 @@ not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
 				return err
 			}
 			gate := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
-			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = version, contextName, peakRSS()
+			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
 			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
 				return err
 			}

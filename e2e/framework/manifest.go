@@ -20,7 +20,8 @@ import (
 )
 
 // ApplyManifest creates every object of a file under the repository's
-// config/ (as a user would kubectl apply it) and deletes them at cleanup.
+// config/ (as a user would kubectl apply it), or of an absolute path, and
+// deletes them at cleanup.
 func (e *Env) ApplyManifest(ctx context.Context, path string) {
 	GinkgoHelper()
 	applyManifest(ctx, e.Cluster.Client, e.Clientset, path)
@@ -34,7 +35,9 @@ func (c *PlainCluster) ApplyManifest(ctx context.Context, path string) {
 
 func applyManifest(ctx context.Context, kc klient.Client, cs kubernetes.Interface, path string) {
 	GinkgoHelper()
-	path = filepath.Join("..", path)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("..", path)
+	}
 	r := kc.Resources()
 	each := func(ctx context.Context, h decoder.HandlerFunc) error {
 		f, err := os.Open(path)
@@ -65,6 +68,17 @@ func ProbeImageArchive() string {
 		return p
 	}
 	p, _ := filepath.Abs(filepath.Join("..", "bin", "ndfq-image.tar"))
+	return p
+}
+
+// ProbeJobManifest is config/job/'s Job running ndfq's own image by
+// digest, as make probe-image renders it (a release's _dist/probe-job.yaml
+// is the same file for the released image).
+func ProbeJobManifest() string {
+	if p := os.Getenv("NDFQ_PROBE_JOB"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs(filepath.Join("..", "bin", "probe-job.yaml"))
 	return p
 }
 

@@ -12,7 +12,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-const workflowFile = "../../.github/workflows/e2e.yaml"
+const (
+	workflowFile = "../../.github/workflows/e2e.yaml"
+	releaseFile  = "../../.github/workflows/release.yaml"
+)
 
 type step struct {
 	Name    string            `yaml:"name"`
@@ -25,19 +28,27 @@ type step struct {
 }
 
 type workflow struct {
+	On          yaml.Node `yaml:"on"`
+	Permissions yaml.Node `yaml:"permissions"`
 	Concurrency struct {
 		CancelInProgress string `yaml:"cancel-in-progress"`
 	} `yaml:"concurrency"`
 	Jobs map[string]struct {
-		Timeout int               `yaml:"timeout-minutes"`
-		Env     map[string]string `yaml:"env"`
-		Steps   []step            `yaml:"steps"`
+		Timeout     int               `yaml:"timeout-minutes"`
+		Permissions map[string]string `yaml:"permissions"`
+		Env         map[string]string `yaml:"env"`
+		Steps       []step            `yaml:"steps"`
 	} `yaml:"jobs"`
 }
 
 func load(t *testing.T) (workflow, string) {
 	t.Helper()
-	raw, err := os.ReadFile(workflowFile)
+	return loadFile(t, workflowFile)
+}
+
+func loadFile(t *testing.T, file string) (workflow, string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +59,16 @@ func load(t *testing.T) (workflow, string) {
 	return w, string(raw)
 }
 
-// Every action is pinned by a full commit SHA, with its tag beside it.
+// Every action of every workflow is pinned by a full commit SHA, with its
+// tag beside it.
 func TestActionsArePinnedBySHA(t *testing.T) {
-	_, raw := load(t)
+	for _, f := range []string{workflowFile, releaseFile} {
+		t.Run(f, func(t *testing.T) { actionsArePinned(t, f) })
+	}
+}
+
+func actionsArePinned(t *testing.T, file string) {
+	_, raw := loadFile(t, file)
 	uses := regexp.MustCompile(`uses:\s*(\S+)(.*)`)
 	pinned := regexp.MustCompile(`^[\w.-]+/[\w./-]+@[0-9a-f]{40}$`)
 	n := 0
@@ -135,5 +153,59 @@ func TestE2EJobOnHostedRunners(t *testing.T) {
 	}
 	if job.Timeout > 360 {
 		t.Errorf("hosted runners stop jobs at 360 minutes, not %s", strconv.Itoa(job.Timeout))
+	}
+}
+
+// The release runs on v* tags only, with no permission at the top and
+// exactly contents and packages write for its job; it makes the release
+// with make, checks the checksums, pushes with the workflow's own token and
+// never on a pull request.
+func TestReleaseWorkflow(t *testing.T) {
+	w, raw := loadFile(t, releaseFile)
+	var on struct {
+		Push struct {
+			Tags     []string `yaml:"tags"`
+			Branches []string `yaml:"branches"`
+		} `yaml:"push"`
+	}
+	if err := w.On.Decode(&on); err != nil || len(on.Push.Tags) != 1 || on.Push.Tags[0] != "v*" || len(on.Push.Branches) > 0 {
+		t.Errorf("on: want push of v* tags alone, got %+v (%v)", on, err)
+	}
+	if strings.Contains(raw, "pull_request") {
+		t.Error("a release never runs for a pull request")
+	}
+	var top map[string]string
+	if err := w.Permissions.Decode(&top); err != nil || len(top) != 0 {
+		t.Errorf("top-level permissions: want {}, got %v (%v)", top, err)
+	}
+	job, ok := w.Jobs["release"]
+	if !ok || len(w.Jobs) != 1 {
+		t.Fatalf("want one job, release; got %d jobs", len(w.Jobs))
+	}
+	want := map[string]string{"contents": "write", "packages": "write"}
+	if len(job.Permissions) != len(want) {
+		t.Errorf("release job permissions %v, want %v", job.Permissions, want)
+	}
+	for k, v := range want {
+		if job.Permissions[k] != v {
+			t.Errorf("release job permissions %v, want %v", job.Permissions, want)
+		}
+	}
+	var runs strings.Builder
+	for _, s := range job.Steps {
+		runs.WriteString(s.Run + "\n")
+		for _, v := range s.Env {
+			if strings.Contains(v, "secrets.") && v != "${{ secrets.GITHUB_TOKEN }}" {
+				t.Errorf("step %q uses %s: the workflow's own token only", s.Name, v)
+			}
+		}
+	}
+	for _, must := range []string{"make release ", "make release-push ", "gh release create", "docker login ghcr.io"} {
+		if !strings.Contains(runs.String(), must) {
+			t.Errorf("no step runs %q", must)
+		}
+	}
+	if job.Timeout == 0 {
+		t.Error("the release job needs a timeout-minutes")
 	}
 }
