@@ -1,6 +1,7 @@
 # ndfq: qualification harness for Node Declared Features (KEP-5328).
 #   make e2e    builds what it needs, brings up $(TOPOLOGY), runs the suites, writes the report
 #   make test   fast tests, no Docker
+#   make bench  the scheduler and probe measurements on simulated fleets
 #   make verify the oracle against each Kubernetes release (downloads them)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -114,6 +115,14 @@ images: host
 ## e2e: validate, host, images, cluster, suites, report (hack/ci/e2e.sh)
 e2e: build probe-image
 	hack/ci/e2e.sh
+
+## bench: measurements, not claims: the scheduler's cost of the plugin on kwok
+## fleets and the probe on simulated fleets, at BENCH_SIZES nodes; JSON and
+## markdown tables (bench-*.json, bench-*.md) in ARTIFACTS
+BENCH_SIZES ?= 1000,5000
+.PHONY: bench
+bench: build probe-image
+	NDFQ_BENCH=true LABEL_FILTER='Bench || scale' NDFQ_BENCH_SIZES=$(BENCH_SIZES) NDFQ_SCALE_SIZES=$(BENCH_SIZES) hack/ci/e2e.sh
 
 ## cluster-up / cluster-down: the topology without the suites
 cluster-up: images

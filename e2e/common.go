@@ -19,6 +19,9 @@ var (
 	// disruptive labels every spec that changes a node or a control-plane
 	// component; each puts back what it changed and checks it did.
 	disruptive = Label("Disruptive")
+	// bench labels a measurement that is not a claim: `make bench` runs
+	// it, `make e2e` leaves it out (hack/ci/e2e.sh).
+	bench = Label("Bench")
 )
 
 // restartAll is the feature the placement scenarios place pods with.

@@ -4,10 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,10 +95,7 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20})
 			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Outcome)})
 		}
-		data, _ := json.MarshalIndent(rows, "", "  ")
-		dir := e.SpecDir("probe-scale")
-		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-		Expect(os.WriteFile(filepath.Join(dir, "scale.json"), data, 0o644)).To(Succeed())
+		e.WriteBenchTable("bench-probe-scale", rows)
 
 		By("forging one simulated node's declared set")
 		Expect(framework.PatchDeclared(ctx, c.Clientset, "kwok-00000", []string{"NdfqForgedFeature"})).To(Succeed())

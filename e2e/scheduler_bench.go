@@ -4,11 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -117,11 +114,7 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 		for _, line := range summary {
 			framework.Record(report.Observation{Kind: report.KindMeasure, Text: line})
 		}
-		data, err := json.MarshalIndent(map[string]any{"controlPlane": cp.String(), "runs": rows, "summary": summary}, "", "  ")
-		Expect(err).NotTo(HaveOccurred())
-		dir := e.SpecDir("scheduler-bench")
-		Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
-		Expect(os.WriteFile(filepath.Join(dir, "bench-"+cp.Minor()+".json"), data, 0o644)).To(Succeed())
+		e.WriteBenchTable("bench-scheduler-"+cp.Minor(), rows)
 	})
 }
 

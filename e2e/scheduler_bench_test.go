@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("Scheduler cost of the plugin on simulated fleets", ndf, Serial, func() {
+var _ = Describe("Scheduler cost of the plugin on simulated fleets", ndf, bench, Serial, func() {
 	SchedulerBenchSpec(context.TODO(), func() SchedulerBenchSpecInput {
 		return SchedulerBenchSpecInput{SpecInput: input(), Sizes: benchSizes(), Pods: benchPods()}
 	})

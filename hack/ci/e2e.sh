@@ -13,7 +13,8 @@
 #
 # Honours ARTIFACTS, TOPOLOGY, KUBERNETES_VERSION, LABEL_FILTER, FOCUS,
 # SKIP, GINKGO_PROCS, GINKGO_TIMEOUT, KEEP_CLUSTER, USE_EXISTING_CLUSTER,
-# NDFQ_CACHE, NDFQ_INTERVAL_<NAME> and E2E_STEPS: "all" (default),
+# NDFQ_CACHE, NDFQ_INTERVAL_<NAME>, NDFQ_BENCH (true: the Bench specs may
+# run; make bench) and E2E_STEPS: "all" (default),
 # "prepare" (steps 1-3 only: the part that needs root, e.g. under sudo on a
 # hosted runner) or "suites" (steps 1 and 4, after a prepare).
 set -o errexit -o nounset -o pipefail
@@ -59,6 +60,10 @@ fi
 echo "== suites (artifacts in ${ARTIFACTS})"
 # A crashed run must not leave the last run's verdict where this one's goes.
 rm -f "${ARTIFACTS}/report.md" "${ARTIFACTS}/junit.xml"
+# Measurements (label Bench) are make bench's; make e2e never runs them.
+if [ "${NDFQ_BENCH:-false}" != true ]; then
+  LABEL_FILTER="${LABEL_FILTER:+(${LABEL_FILTER}) && }!Bench"
+fi
 ginkgo_args=(-v --tags e2e "--procs=${GINKGO_PROCS}" "--timeout=${GINKGO_TIMEOUT}"
   --junit-report=junit.xml --json-report=report.json "--output-dir=${ARTIFACTS}")
 [ -n "${LABEL_FILTER}" ] && ginkgo_args+=("--label-filter=${LABEL_FILTER}")
