@@ -5,10 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -21,62 +23,167 @@ import (
 // StaleKubeletSpecInput is the input of StaleKubeletSpec.
 type StaleKubeletSpecInput struct{ framework.SpecInput }
 
-// StaleKubeletSpec stops a declaring kubelet: its declarations stay, the
+// StaleKubeletSpec stops declaring kubelets: their declarations stay, the
 // probe calls them stale, feature pods wait and control pods go elsewhere;
-// restarted, the node is fresh and takes the waiting pod.
+// restarted, each node is fresh and takes its waiting pod. It runs as a
+// wave: every subject's kubelet is stopped at once and the node lifecycle
+// controller's grace period is waited out once; then each pool's outcome
+// is its own spec, which restarts that pool's kubelet.
 func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInput) {
 	t := inputGetter().Topology
-	var e *framework.Env
-	BeforeEach(func() { in := inputGetter(); in.Check("StaleKubeletSpec"); e = in.Env })
-
 	pairs, why := dropSubjects(t)
 	if why != "" {
+		BeforeEach(func() { inputGetter().Check("StaleKubeletSpec") })
 		notApplicable("a stopped kubelet keeps its declarations and the probe calls them stale", why)
 		return
 	}
-	for _, pair := range pairs {
-		staleKubelet(t, func() *framework.Env { return e }, pair.subject, pair.fallback)
+	for i, wave := range stopWaves(t, pairs) {
+		Context(fmt.Sprintf("wave %d: %s stopped at once", i+1, poolNames(wave)), Ordered, ContinueOnFailure, func() {
+			w := &stoppedWave{pairs: wave}
+			AfterAll(func(ctx SpecContext) { w.restore(ctx) }, NodeTimeout(6*time.Minute))
+			for _, pair := range wave {
+				staleKubelet(t, inputGetter, w, pair)
+			}
+		})
 	}
 }
 
-// staleKubelet stops subject's kubelet; fallback takes the control pod.
-func staleKubelet(t *topology.Topology, env func() *framework.Env, subject, fallback topology.Pool) {
-	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
-		e := env()
-		probe := framework.SchedulingProbe(t, restartAll)
-		name, node := e.PoolNode(ctx, subject)
+// stoppedWave is what a wave saw while its kubelets were down. The first
+// spec stops them all; a failure there fails every spec of the wave with
+// it (a BeforeAll's would leave the others skipped, unreported).
+type stoppedWave struct {
+	pairs   []dropPair
+	tried   bool
+	err     error
+	env     *framework.Env
+	nodes   map[string]stoppedNode // by subject pool
+	code    int                    // the one probe run's exit code
+	verdict verdict.Verdict
+}
+
+type stoppedNode struct {
+	name   string
+	node   nodes.Node
+	before []string
+}
+
+// ensureStopped stops the wave once, and says how that went to every spec.
+func (w *stoppedWave) ensureStopped(ctx SpecContext, e *framework.Env) {
+	GinkgoHelper()
+	if !w.tried {
+		w.tried = true
+		w.err = InterceptGomegaFailure(func() { w.stop(ctx, e) })
+	}
+	Expect(w.err).NotTo(HaveOccurred(), "stopping the wave's kubelets (%s)", poolNames(w.pairs))
+}
+
+// stop stops every subject's kubelet, waits until each node is NotReady
+// (one grace period for all), and probes them all once.
+func (w *stoppedWave) stop(ctx SpecContext, e *framework.Env) {
+	w.env, w.nodes = e, map[string]stoppedNode{}
+	var pools []string
+	for _, pair := range w.pairs {
+		name, node := e.PoolNode(ctx, pair.subject)
 		before := framework.SortedCopy(e.DeclaredOf(ctx, name))
-		Expect(before).To(ContainElement(restartAll), "precondition")
-		By("stopping the kubelet on " + name)
-		Expect(surgery.StopKubelet(node)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(surgery.StartKubelet(node)).To(Succeed())
-			e.WaitNodeReady(ctx, name, true)
-		}, NodeTimeout(6*time.Minute))
-		e.WaitNodeReady(ctx, name, false)
-		Expect(framework.SortedCopy(e.DeclaredOf(ctx, name))).To(Equal(before), "a NotReady node's declarations are left as they were")
+		Expect(before).To(ContainElement(restartAll), "precondition on %s", name)
+		w.nodes[pair.subject.Name] = stoppedNode{name, node, before}
+		pools = append(pools, pair.subject.Name)
+	}
+	for _, pool := range pools {
+		By("stopping the kubelet on " + w.nodes[pool].name)
+		Expect(surgery.StopKubelet(w.nodes[pool].node)).To(Succeed())
+	}
+	for _, pool := range pools {
+		e.WaitNodeReady(ctx, w.nodes[pool].name, false)
+	}
+	By(fmt.Sprintf("one probe of pools %v with --freshness 30s", pools))
+	w.code, w.verdict = e.ProbeVerdictOn(ctx, pools, "--freshness", "30s")
+}
+
+// restore starts every kubelet of the wave (a spec restarts its own; this
+// is for those that failed first) and waits until each node is Ready.
+func (w *stoppedWave) restore(ctx SpecContext) {
+	if w.env == nil {
+		return
+	}
+	for _, n := range w.nodes {
+		Expect(surgery.StartKubelet(n.node)).To(Succeed())
+	}
+	for _, n := range w.nodes {
+		w.env.WaitNodeReady(ctx, n.name, true)
+	}
+}
+
+// staleKubelet is one pool's outcome of the wave: fallback takes the
+// control pod.
+func staleKubelet(t *topology.Topology, inputGetter func() StaleKubeletSpecInput, w *stoppedWave, pair dropPair) {
+	subject, fallback := pair.subject, pair.fallback
+	It(fmt.Sprintf("a stopped kubelet on %s keeps its declarations; the probe calls them stale; feature pods wait and control pods go elsewhere; restarted, the node is fresh and takes the waiting pod", framework.PoolDesc(subject)), func(ctx SpecContext) {
+		in := inputGetter()
+		in.Check("StaleKubeletSpec")
+		e := in.Env
+		w.ensureStopped(ctx, e)
+		n := w.nodes[subject.Name]
+		ns := e.Namespace(ctx, "stale")
+		probe := framework.SchedulingProbe(t, restartAll)
+		Expect(framework.SortedCopy(e.DeclaredOf(ctx, n.name))).To(Equal(n.before), "a NotReady node's declarations are left as they were")
 
 		By("the probe holds on stale declarations")
-		e.ExpectHold(ctx, verdict.StaleDeclarations, subject.Name, name, "--freshness", "30s")
+		Expect(w.code).To(Equal(1), "probe verdict %s: %v", w.verdict.Outcome, w.verdict.Reasons)
+		Expect(w.verdict.Holds(verdict.StaleDeclarations, subject.Name, n.name)).To(BeTrue(),
+			"the probe should hold on %s [%s/%s]; it said %s %v", verdict.StaleDeclarations, subject.Name, n.name, w.verdict.Outcome, w.verdict.Reasons)
 
 		By("a feature pod waits; a control pod goes to " + fallback.Name)
-		ns := e.Namespace(ctx, "stale")
-		waiting := e.Place(ctx, ns, framework.PoolPod("waits", subject, probe.Apply))
-		Expect(waiting.Node).To(BeEmpty(), "a feature pod was bound to the NotReady node %s", name)
-		elsewhere := e.Place(ctx, ns, framework.PoolPod("elsewhere", fallback, nil))
-		Expect(elsewhere.Node).NotTo(BeEmpty(), "control pod on %s while %s is down: %s", fallback.Name, name, elsewhere.Message)
+		waiting := e.Place(ctx, ns, framework.PoolPod("waits-"+subject.Name, subject, probe.Apply))
+		Expect(waiting.Node).To(BeEmpty(), "a feature pod was bound to the NotReady node %s", n.name)
+		elsewhere := e.Place(ctx, ns, framework.PoolPod("elsewhere-"+subject.Name, fallback, nil))
+		Expect(elsewhere.Node).NotTo(BeEmpty(), "control pod on %s while %s is down: %s", fallback.Name, n.name, elsewhere.Message)
 
 		By("restarting the kubelet: the waiting pod lands there")
-		Expect(surgery.StartKubelet(node)).To(Succeed())
-		e.WaitNodeReady(ctx, name, true)
-		running := e.WaitRunning(ctx, ns, "waits")
-		Expect(running.Spec.NodeName).To(Equal(name), "the waiting feature pod lands on the node once it is back")
-		e.WaitKubelet(ctx, name, "", nil)
+		Expect(surgery.StartKubelet(n.node)).To(Succeed())
+		e.WaitNodeReady(ctx, n.name, true)
+		running := e.WaitRunning(ctx, ns, "waits-"+subject.Name)
+		Expect(running.Spec.NodeName).To(Equal(n.name), "the waiting feature pod lands on the node once it is back")
+		e.WaitKubelet(ctx, n.name, "", nil)
 		decls := e.PoolDeclarations(ctx, subject)
 		Expect(decls[0].Matches()).To(BeTrue(), "after restart: declares %v, oracle %v", decls[0].Declared, decls[0].Expected)
-		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: subject.Name, Node: name, OK: true,
-			Text: "stopped kubelet: declarations unchanged while NotReady; probe HOLD stale-declarations; waiting feature pod bound after restart"})
+		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: subject.Name, Node: n.name, OK: true,
+			Text: fmt.Sprintf("stopped kubelet (a wave of %d): declarations unchanged while NotReady; probe HOLD stale-declarations; waiting feature pod bound after restart", len(w.pairs))})
 	}, SpecTimeout(8*time.Minute))
+}
+
+// stopWaves groups pairs so that no pool of a wave is another pair's
+// fallback: each pair's fallback is a declaring pool outside the wave
+// (the control plane's where it declares). Pairs that find none there
+// keep the fallback dropSubjects gave them, in a wave of their own.
+func stopWaves(t *topology.Topology, pairs []dropPair) [][]dropPair {
+	stopped := map[string]bool{}
+	for _, p := range pairs {
+		stopped[p.subject.Name] = true
+	}
+	fallback, ok := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
+		return p.Intent().Declares(restartAll) && !stopped[p.Name]
+	})
+	if !ok {
+		var waves [][]dropPair
+		for _, p := range pairs {
+			waves = append(waves, []dropPair{p})
+		}
+		return waves
+	}
+	wave := make([]dropPair, len(pairs))
+	for i, p := range pairs {
+		wave[i] = dropPair{p.subject, fallback}
+	}
+	return [][]dropPair{wave}
+}
+
+func poolNames(pairs []dropPair) string {
+	var names []string
+	for _, p := range pairs {
+		names = append(names, p.subject.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // dropPair is a worker pool whose kubelets declare the placement feature

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -36,6 +37,11 @@ var (
 	// env is this Ginkgo process's handle on the cluster under test.
 	env    *framework.Env
 	shared []byte
+	// leases records node Lease renewals on the first process for the
+	// whole run; report.md states the worst and the grace period's margin.
+	leases      *framework.LeaseRecorder
+	grace       time.Duration
+	graceSource string
 )
 
 func TestE2E(t *testing.T) {
@@ -52,6 +58,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	var err error
 	env, err = framework.Attach(settings, data, progress.New(GinkgoWriter))
 	Expect(err).NotTo(HaveOccurred())
+	if GinkgoParallelProcess() == 1 {
+		grace, graceSource = framework.NodeMonitorGracePeriod(ctx, env.Clientset)
+		leases, err = framework.RecordLeaseRenewals(env.Clientset)
+		Expect(err).NotTo(HaveOccurred())
+	}
 }, NodeTimeout(framework.BringUpTimeout))
 
 // Failure evidence is taken before any repair: this AfterEach runs after
@@ -65,6 +76,7 @@ var _ = BeforeEach(func() {
 var _ = AfterEach(func(ctx SpecContext) { env.DumpIfFailed(ctx, framework.AtFailure) })
 
 var _ = SynchronizedAfterSuite(func(ctx context.Context) {
+	leases.Stop()
 	if env != nil {
 		Expect(env.WaitNamespacesGone(ctx)).To(Succeed())
 	}
