@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -221,10 +222,14 @@ func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	}
 	opened := time.Now()
 	var unseen error // why a poll of the window is no evidence
+	reads := 0       // polls of the window that read the pod
 	err = wait.Until(ctx, wait.RuleWindow, fmt.Sprintf("sibling %s of pod %s to be restarted", sibling, pod), func(ctx context.Context) (bool, string, error) {
 		p, err := get(ctx)
+		if err == nil {
+			reads++
+		}
 		switch {
-		case err != nil && ctx.Err() != nil:
+		case err != nil && (ctx.Err() != nil || windowEnds(err)):
 			return false, "the window closed during a read", nil // its end, not a failure to look
 		case err != nil:
 			unseen = fmt.Errorf("pod %s could not be read during the window: %w", pod, err)
@@ -247,11 +252,19 @@ func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 		return false, unseen
 	case !errors.Is(err, wait.ErrNotDone):
 		return false, err
+	case reads == 0:
+		return false, fmt.Errorf("pod %s was not read once during the window: no evidence either way", pod)
 	}
 	if err := leaseRenewedSince(ctx, cs, p.Spec.NodeName, opened); err != nil {
 		return false, fmt.Errorf("sibling %s of pod %s was not restarted, but that is no evidence: %w", sibling, pod, err)
 	}
 	return false, nil
+}
+
+// windowEnds is the client's rate limiter refusing a read because its
+// wait would outlast the window: no read can land before the window ends.
+func windowEnds(err error) bool {
+	return strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // leaseRenewedSince is nil when node's kubelet renewed its Lease after t:

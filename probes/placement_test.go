@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -64,6 +65,25 @@ func TestExerciseRule(t *testing.T) {
 			return true, obj, err
 		})
 		return cs
+	}
+	// The client's rate limiter refusing a read the window's end would cut
+	// short is the window's end (seen in a full run under load), not a
+	// failure to look: the verdict stands on the reads before it.
+	limiter := fmt.Errorf("client rate limiter Wait returned an error: %w", errors.New("rate: Wait(n=1) would exceed context deadline"))
+	limited := fake.NewClientset(pod("containerd://a", 0), alive)
+	reads := 0
+	limited.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if reads++; reads <= 4 { // before, main's exit, two reads of the window
+			return false, nil, nil
+		}
+		return true, nil, limiter
+	})
+	if restarted, err := ExerciseRule(context.Background(), limited, "ns", "p", "main", "sibling", 42); err != nil || restarted {
+		t.Errorf("rate limiter at the window's end: restarted %v, %v; want left alone", restarted, err)
+	}
+	// But a window the limiter kept from reading at all is no evidence.
+	if _, err := ExerciseRule(context.Background(), inWindow(fake.NewClientset(pod("containerd://a", 0), alive), nil, limiter), "ns", "p", "main", "sibling", 42); err == nil {
+		t.Error("a window with no read of the pod: want no verdict")
 	}
 	for name, cs := range map[string]*fake.Clientset{
 		"lease not renewed":   fake.NewClientset(pod("containerd://a", 0), lease(time.Now().Add(-time.Minute))),
