@@ -180,6 +180,6 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 			Expect(e.Cluster.WaitNodesReady(ctx)).To(Succeed())
 		})
 		e.WaitNodeReady(ctx, name, false)
-		e.ExpectHold(ctx, verdict.StaleDeclarations, oldest.Name, name, "--freshness", "30s")
+		e.ExpectHold(ctx, verdict.StaleDeclarations, oldest.Name, name, "--freshness", framework.StaleFreshness(ctx, e.Clientset))
 	})
 }

@@ -96,8 +96,9 @@ func (w *stoppedWave) stop(ctx SpecContext, e *framework.Env) {
 	for _, pool := range pools {
 		e.WaitNodeReady(ctx, w.nodes[pool].name, false)
 	}
-	By(fmt.Sprintf("one probe of pools %v with --freshness 30s", pools))
-	w.code, w.verdict = e.ProbeVerdictOn(ctx, pools, "--freshness", "30s")
+	freshness := framework.StaleFreshness(ctx, e.Clientset)
+	By(fmt.Sprintf("one probe of pools %v with --freshness %s", pools, freshness))
+	w.code, w.verdict = e.ProbeVerdictOn(ctx, pools, "--freshness", freshness)
 }
 
 // restore starts every kubelet of the wave (a spec restarts its own; this

@@ -130,8 +130,8 @@ func Plain(name, controlPlaneImage string, workerImages ...string) *v1alpha4.Clu
 	for _, img := range workerImages {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: img})
 	}
-	if doc := kubeletConfig(Options{CgroupV1: HostIsCgroupV1()}); doc != nil {
-		data, _ := yaml.Marshal(doc)
+	if HostIsCgroupV1() {
+		data, _ := yaml.Marshal(kubeletConfig(Options{CgroupV1: true}))
 		cfg.KubeadmConfigPatches = []string{string(data)}
 	}
 	return cfg
@@ -213,16 +213,18 @@ func clusterPatch(t *topology.Topology, o Options) ([]string, error) {
 	}
 	// The scheduler listens beyond loopback so its port can be published.
 	scheduler := map[string]string{"bind-address": "0.0.0.0"}
+	controllerManager := map[string]string{"node-monitor-grace-period": gracePeriodArg()}
 	if !t.LeaderElection() {
 		// One control-plane node has nothing to elect; on 2 cores under a
 		// suite's load a lease renewal missed by 10 s would restart the
 		// scheduler and controller-manager mid-spec.
 		scheduler["leader-elect"] = "false"
-		cc["controllerManager"] = map[string]any{"extraArgs": map[string]string{"leader-elect": "false"}}
+		controllerManager["leader-elect"] = "false"
 	}
+	cc["controllerManager"] = map[string]any{"extraArgs": controllerManager}
 	cc["scheduler"] = map[string]any{"extraArgs": component(t.ControlPlane.Scheduler, scheduler)}
 	var out []string
-	for _, doc := range []map[string]any{cc, kubeletConfig(o)} {
+	for _, doc := range []map[string]any{cc, lifecycleKubeletConfig(kubeletConfig(o))} {
 		if doc == nil {
 			continue
 		}
@@ -235,11 +237,14 @@ func clusterPatch(t *topology.Topology, o Options) ([]string, error) {
 	return out, nil
 }
 
+// kubeletConfig is the cluster's KubeletConfiguration patch: on a cgroup
+// v1 host the kubelet must be told it may run there.
 func kubeletConfig(o Options) map[string]any {
-	if !o.CgroupV1 {
-		return nil
+	doc := map[string]any{"kind": "KubeletConfiguration"}
+	if o.CgroupV1 {
+		doc["failCgroupV1"] = false
 	}
-	return map[string]any{"kind": "KubeletConfiguration", "failCgroupV1": false}
+	return doc
 }
 
 // Marshal renders the configuration as kind's YAML (for artifacts and tests).

@@ -72,6 +72,11 @@ func TestRenderSkewTopology(t *testing.T) {
 	if !strings.Contains(joined, "failCgroupV1: false") {
 		t.Errorf("cgroup v1 host needs failCgroupV1: false:\n%s", joined)
 	}
+	for _, want := range []string{"nodeLeaseDurationSeconds: 20", "nodeStatusUpdateFrequency: 5s", "node-monitor-grace-period: 35s"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the node lifecycle periods (lifecycle.go) need %q:\n%s", want, joined)
+		}
+	}
 	if !strings.Contains(joined, "bind-address: 0.0.0.0") {
 		t.Errorf("scheduler must listen beyond loopback for its published port:\n%s", joined)
 	}
@@ -103,7 +108,7 @@ func TestRenderControlPlaneGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := cfg.KubeadmConfigPatches[0]
-	for _, want := range []string{"kind: ClusterConfiguration", "apiServer:\n  extraArgs:\n    feature-gates: NodeDeclaredFeatures=true", "scheduler:\n  extraArgs:\n    bind-address: 0.0.0.0\n    feature-gates: NodeDeclaredFeatures=true\n    leader-elect: \"false\"\n    v: \"2\"", "controllerManager:\n  extraArgs:\n    leader-elect: \"false\""} {
+	for _, want := range []string{"kind: ClusterConfiguration", "apiServer:\n  extraArgs:\n    feature-gates: NodeDeclaredFeatures=true", "scheduler:\n  extraArgs:\n    bind-address: 0.0.0.0\n    feature-gates: NodeDeclaredFeatures=true\n    leader-elect: \"false\"\n    v: \"2\"", "controllerManager:\n  extraArgs:\n    leader-elect: \"false\"\n    node-monitor-grace-period: 35s"} {
 		if !strings.Contains(cc, want) {
 			t.Errorf("ClusterConfiguration patch lacks %q:\n%s", want, cc)
 		}

@@ -143,3 +143,11 @@ func NodeMonitorGracePeriod(ctx context.Context, cs kubernetes.Interface) (time.
 	}
 	return DefaultNodeMonitorGracePeriod, "kube-controller-manager's default"
 }
+
+// StaleFreshness is a --freshness that a NotReady node's Lease is always
+// older than: the node turns NotReady a grace period after its last
+// renewal, so three fifths of it leaves room for the clocks.
+func StaleFreshness(ctx context.Context, cs kubernetes.Interface) string {
+	g, _ := NodeMonitorGracePeriod(ctx, cs)
+	return fmt.Sprintf("%ds", int(g.Seconds()*3/5))
+}
