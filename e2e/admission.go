@@ -53,6 +53,8 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 				claim = fmt.Sprintf("an update that needs %s of a pod on %s, which declares it, is admitted and applied by its kubelet", probe.Feature, framework.PoolDesc(pool))
 			case !cell.Applies():
 				claim = fmt.Sprintf("an update that needs %s of a pod on %s", probe.Feature, framework.PoolDesc(pool))
+			case cell.UpstreamBug != "":
+				claim += " — as the release does, though upstream calls it a bug (" + cell.UpstreamBug + ")"
 			}
 			claimIt(cell, claim, func(ctx SpecContext) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
