@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -37,6 +39,37 @@ func DeclarationsSpec(_ context.Context, inputGetter func() DeclarationsSpecInpu
 				Expect(d.Published).To(Equal(len(d.Expected) > 0),
 					"node %s (%s): published=%v with NodeDeclaredFeatures %s", d.Node, pool.Name, d.Published, d.Gates.Describe("NodeDeclaredFeatures"))
 				Expect(framework.SortedCopy(d.Expected)).To(Equal(framework.SortedCopy(want)), "the topology's intent for %s and the gates its kubelet on %s reports disagree", pool.Name, d.Node)
+			}
+		})
+	}
+
+	// A cell per registry feature per pool: the pool's nodes declare it or
+	// not, as the oracle says for the pool's kubelet (each cell one list of
+	// the pool's nodes); and, for a feature no pod spec or update needs,
+	// the path that needs it, listed as not covered until a claim kind asks it.
+	for _, c := range claims.Matrix(t) {
+		if c.Kind != claims.Declares && c.Kind != claims.Path {
+			continue
+		}
+		cell, pool := c, c.Pool
+		text := fmt.Sprintf("the nodes of pool %s (%s) declare %s", pool, cell.Kubelet, cell.Feature)
+		switch {
+		case cell.Kind == claims.Path:
+			text = fmt.Sprintf("what needs %s on pool %s (%s)", cell.Feature, pool, cell.Kubelet)
+		case cell.Expect == claims.Absent:
+			text = fmt.Sprintf("the nodes of pool %s (%s) do not declare %s", pool, cell.Kubelet, cell.Feature)
+		}
+		claimIt(cell, text, func(ctx SpecContext) {
+			nodes := e.NodesOfPool(ctx, pool)
+			Expect(nodes).NotTo(BeEmpty(), "pool %s has no nodes", pool)
+			for _, n := range nodes {
+				seen := claims.Absent
+				if slices.Contains(n.Status.DeclaredFeatures, cell.Feature) {
+					seen = claims.Declared
+				}
+				framework.Record(report.Observation{Kind: string(cell.Kind), Pool: pool, Kubelet: n.Status.NodeInfo.KubeletVersion, Node: n.Name,
+					Feature: cell.Feature, Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect})
+				Expect(seen).To(Equal(cell.Expect), "node %s (pool %s, kubelet %s) declares %v", n.Name, pool, n.Status.NodeInfo.KubeletVersion, n.Status.DeclaredFeatures)
 			}
 		})
 	}
