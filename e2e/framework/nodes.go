@@ -102,6 +102,15 @@ func (e *Env) NodesOfPool(ctx context.Context, pool string) []corev1.Node {
 	return list.Items
 }
 
+// NodeOutsidePool is the name of a node of another pool.
+func (e *Env) NodeOutsidePool(ctx context.Context, pool string) string {
+	GinkgoHelper()
+	list, err := e.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.PoolLabel + "," + topology.PoolLabel + "!=" + pool})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(list.Items).NotTo(BeEmpty(), "no node outside pool %s", pool)
+	return list.Items[0].Name
+}
+
 // PoolNode is the pool's first node by name and its kind container; the
 // spec's failure evidence will hold that node's kubelet journal.
 func (e *Env) PoolNode(ctx context.Context, pool topology.Pool) (string, nodes.Node) {
