@@ -50,12 +50,15 @@ func markdownTable(rows any) string {
 			switch {
 			case f.Kind() == reflect.Pointer && f.IsNil():
 				cells = append(cells, "")
-			case f.Kind() == reflect.Pointer:
-				cells = append(cells, fmt.Sprint(f.Elem().Interface()))
-			case f.Kind() == reflect.Float64:
-				cells = append(cells, fmt.Sprintf("%.2f", f.Float()))
 			default:
-				cells = append(cells, fmt.Sprint(f.Interface()))
+				if f.Kind() == reflect.Pointer {
+					f = f.Elem()
+				}
+				format := "%v"
+				if f.Kind() == reflect.Float64 {
+					format = "%.3g"
+				}
+				cells = append(cells, fmt.Sprintf(format, f.Interface()))
 			}
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))

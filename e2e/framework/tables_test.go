@@ -10,7 +10,7 @@ func TestMarkdownTableColumnsAreJSONNames(t *testing.T) {
 	}
 	p := 1.5
 	got := markdownTable([]row{{100, 12.345, nil}, {1000, 3, &p}})
-	want := "| nodes | podsPerSecond | p99 |\n|---|---|---|\n| 100 | 12.35 |  |\n| 1000 | 3.00 | 1.5 |\n"
+	want := "| nodes | podsPerSecond | p99 |\n|---|---|---|\n| 100 | 12.3 |  |\n| 1000 | 3 | 1.5 |\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
