@@ -83,6 +83,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 
 		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
+		e.WaitAuthorized(ctx, prober, "list", "nodes", "", "")
 		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 		Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
@@ -92,11 +93,13 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 
 		By("adding the kubelet role (config/rbac/kubelet.yaml)")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		e.WaitAuthorized(ctx, prober, "get", "nodes", "proxy", "")
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 
 		By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
 		e.ApplyManifest(ctx, "config/rbac/namespaced.yaml")
+		e.WaitAuthorized(ctx, namespaced, "create", "pods", "", "ndfq-probe")
 		code, out := e.ProbeCLIOn(ctx, on, "--as", namespaced)
 		Expect(code).To(Equal(2), "without -n it needs to create namespaces:\n%s", out)
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", namespaced, "-n", "ndfq-probe")
