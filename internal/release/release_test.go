@@ -41,7 +41,7 @@ func TestJobManifestRunsTheImageByDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "image: "+ref+"\n") || strings.Contains(string(out), JobTemplateImage) {
+	if !strings.Contains(string(out), "image: "+ref+"\n") || strings.Contains(string(out), "image: "+JobTemplateImage) {
 		t.Errorf("the Job manifest does not run %s alone:\n%s", ref, out)
 	}
 	if _, err := JobManifest([]byte("kind: Job\n"), ref, "v0.1.0"); err == nil {
