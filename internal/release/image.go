@@ -126,8 +126,11 @@ func checkStatic(bin string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", bin, err)
 	}
-	defer f.Close()
-	if slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+	dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if dynamic {
 		return fmt.Errorf("%s is dynamically linked: an image without libc needs it built with CGO_ENABLED=0", bin)
 	}
 	return nil

@@ -78,7 +78,7 @@ func TestArchivesAreReproducibleAndChecksummed(t *testing.T) {
 		t.Errorf("checksums.txt = %q, want %q", got, want)
 	}
 	if _, err := exec.LookPath("sha256sum"); err == nil {
-		cmd := exec.Command("sha256sum", "-c", "checksums.txt")
+		cmd := exec.CommandContext(context.Background(), "sha256sum", "-c", "checksums.txt")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("sha256sum -c: %v\n%s", err, out)
@@ -164,7 +164,7 @@ func TestImagePushedAndPulledBackByDigest(t *testing.T) {
 	if err := ExtractBinary(pulled, host, got); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(got, "version", "-o", "json").Output()
+	out, err := exec.CommandContext(ctx, got, "version", "-o", "json").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
