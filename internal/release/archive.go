@@ -29,8 +29,13 @@ type ArchiveFile struct {
 
 // WriteArchive packs files into a gzipped tar with one modification time
 // and no owner, so the same inputs give the same bytes and checksum.
-func WriteArchive(out string, files []ArchiveFile, mtime time.Time) (err error) {
-	f, err := os.Create(out)
+func WriteArchive(out string, files []ArchiveFile, mtime time.Time) error {
+	return writeFile(out, func(w io.Writer) error { return writeTarGz(w, files, mtime) })
+}
+
+// writeFile creates path and hands it to write; a failed close is an error.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -39,7 +44,11 @@ func WriteArchive(out string, files []ArchiveFile, mtime time.Time) (err error) 
 			err = cerr
 		}
 	}()
-	gz := gzip.NewWriter(f)
+	return write(f)
+}
+
+func writeTarGz(w io.Writer, files []ArchiveFile, mtime time.Time) error {
+	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	for _, a := range files {
 		data, err := os.ReadFile(a.Src)

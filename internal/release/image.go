@@ -178,18 +178,13 @@ func WriteImageArchive(path string, idx v1.ImageIndex, repo, version string) (st
 }
 
 // tarDir packs a folder with sorted names and no times or owners.
-func tarDir(dir, out string) (err error) {
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+func tarDir(dir, out string) error {
+	return writeFile(out, func(w io.Writer) error { return writeTarOf(w, dir) })
+}
+
+func writeTarOf(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
 		}
