@@ -163,12 +163,21 @@ func update(ctx context.Context, cs kubernetes.Interface, namespace, pod, subres
 		res.Code, res.Node = 200, p.Spec.NodeName
 		return res, nil
 	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		res.Code, res.Message = status.Status().Code, status.Status().Message
+	if answered(err, &res) {
 		return res, nil
 	}
 	return res, fmt.Errorf("patch pod %s: %w", pod, err)
+}
+
+// answered fills res with the apiserver's refusal, where err is one (a
+// status with a code), and says whether it was.
+func answered(err error, res *UpdateResult) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	res.Code, res.Message = status.Status().Code, status.Status().Message
+	return true
 }
 
 // ExerciseRule watches a running pod shaped by fixtures.RuleExercise: once

@@ -3,10 +3,8 @@ package probes
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -26,9 +24,7 @@ func WriteDeclaredDryRun(ctx context.Context, cs kubernetes.Interface, node stri
 		res.Code = 200
 		return res, nil
 	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		res.Code, res.Message = status.Status().Code, status.Status().Message
+	if answered(err, &res) {
 		return res, nil
 	}
 	return res, fmt.Errorf("patch node %s status: %w", node, err)
