@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/ndfq/ndfq/internal/progress"
@@ -37,6 +39,10 @@ const (
 	KrewManifestName = "ndfq.krew.yaml"
 	JobManifestName  = "probe-job.yaml"
 )
+
+// RBACManifests are the probe's roles a release ships, by their names in
+// the release and their files in the repository.
+var RBACManifests = map[string]string{"rbac-probe.yaml": "config/rbac/probe.yaml", "rbac-kubelet.yaml": "config/rbac/kubelet.yaml"}
 
 // Make builds a release into Dist: archives, the image archive, the krew
 // and Job manifests, and checksums.txt over all of them. Last it runs the
@@ -93,12 +99,20 @@ func Make(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	for name, data := range map[string][]byte{JobManifestName: job, KrewManifestName: krew} {
-		if err := os.WriteFile(filepath.Join(o.Dist, name), data, 0o644); err != nil {
+	manifests := map[string][]byte{JobManifestName: job, KrewManifestName: krew}
+	// The Job's roles ship beside it: a user without a checkout applies them by URL.
+	for name, src := range RBACManifests {
+		if manifests[name], err = os.ReadFile(filepath.Join(o.Dir, src)); err != nil {
 			return r, err
 		}
 	}
-	r.Files = append(r.Files, ImageArchiveName(o.Version), JobManifestName, KrewManifestName)
+	for _, name := range slices.Sorted(maps.Keys(manifests)) {
+		if err := os.WriteFile(filepath.Join(o.Dist, name), manifests[name], 0o644); err != nil {
+			return r, err
+		}
+	}
+	r.Files = append(r.Files, ImageArchiveName(o.Version))
+	r.Files = append(r.Files, slices.Sorted(maps.Keys(manifests))...)
 	if err := WriteChecksums(o.Dist, r.Files); err != nil {
 		return r, err
 	}
