@@ -45,7 +45,7 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	// as skipped with that reason, not an incomplete run.
 	benchOut := 0
 	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStateSkipped && sr.Failure.Message == "" && slices.Contains(sr.Labels(), "Bench") {
+		if sr.LeafNodeType == types.NodeTypeIt && sr.State == types.SpecStateSkipped && sr.Failure.Message == "" && slices.Contains(sr.Labels(), bench[0]) {
 			benchOut++
 			s.Skipped = append(s.Skipped, report.Failure{Spec: sr.FullText(), Message: "a measurement, not a claim: make bench runs it"})
 		}
@@ -93,7 +93,7 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	if leases != nil {
 		var windows [][2]time.Time
 		for _, sr := range r.SpecReports {
-			if sr.LeafNodeType == types.NodeTypeIt && !sr.StartTime.IsZero() && slices.Contains(sr.Labels(), "Disruptive") {
+			if sr.LeafNodeType == types.NodeTypeIt && !sr.StartTime.IsZero() && slices.Contains(sr.Labels(), disruptive[0]) {
 				windows = append(windows, [2]time.Time{sr.StartTime, sr.EndTime})
 			}
 		}

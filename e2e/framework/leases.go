@@ -74,11 +74,10 @@ func (r *LeaseRecorder) Stop() {
 
 // LeaseSummary is the worst renewal seen outside the excluded windows.
 type LeaseSummary struct {
-	Renewals int            `json:"renewals"`
-	Nodes    int            `json:"nodes"`
-	Excluded int            `json:"excludedRenewals"` // gaps overlapping a window that stops kubelets or control planes on purpose
-	Worst    *LeaseGap      `json:"worst,omitempty"`
-	Windows  [][2]time.Time `json:"-"`
+	Renewals int       `json:"renewals"`
+	Nodes    int       `json:"nodes"`
+	Excluded int       `json:"excludedRenewals"` // gaps overlapping a window that stops kubelets or control planes on purpose
+	Worst    *LeaseGap `json:"worst,omitempty"`
 }
 
 // Summarize is the worst gap among those that overlap no window (the
