@@ -10,10 +10,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
-	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -27,19 +27,18 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 	t := inputGetter().Topology
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("UpdateAdmissionSpec"); e = in.Env })
+	env := func() *framework.Env { return e }
 
 	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
 		for _, ctl := range fixtures.ControlUpdates() {
 			cell := claims.Find(cells, claims.Update, pool.Name, claims.ControlFeature(ctl.Name))
-			claimIt(cell, fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool)), func(ctx SpecContext) {
-				ns := e.Namespace(ctx, "ctl")
-				pod := e.RunningPod(ctx, ns, "control", pool, ctl.Apply)
-				res, err := probes.Update(ctx, e.Clientset, ns, pod.Name, ctl.Subresource, ctl.Patch)
-				Expect(err).NotTo(HaveOccurred())
-				framework.RecordUpdate(cell, res)
-				Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "%s on node %s (%s): %s", ctl.Name, pod.Spec.NodeName, pool.Name, res.Message)
-			})
+			passIt(cell, fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool)), updateOrder, env,
+				framework.ObserveControlUpdate(pool, ctl), func(ctx SpecContext, o framework.Observation) {
+					res := *o.Update
+					framework.RecordUpdate(cell, res)
+					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "%s on node %s (%s): %s", ctl.Name, res.Node, pool.Name, res.Message)
+				})
 		}
 	}
 
@@ -56,23 +55,40 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 			case cell.UpstreamBug != "":
 				claim += " — as the release does, though upstream calls it a bug (" + cell.UpstreamBug + ")"
 			}
-			claimIt(cell, claim, func(ctx SpecContext) {
+			passIt(cell, claim, updateOrder, env, framework.ObserveFeatureUpdate(pool, probe), func(ctx SpecContext, o framework.Observation) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
-				ns := e.Namespace(ctx, "upd")
-				pod := e.StartedPod(ctx, ns, "resize", pool, probe.Apply, probe.Started)
-				res, err := probes.Update(ctx, e.Clientset, ns, pod.Name, probe.Subresource, probe.Patch)
-				Expect(err).NotTo(HaveOccurred())
+				res := *o.Update
 				framework.RecordUpdate(cell, res)
 				if declares {
-					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s on declaring node %s: %s", probe.Feature, pod.Spec.NodeName, res.Message)
-					e.ExpectResizeOutcome(ctx, pool, probe, pod)
+					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s on declaring node %s: %s", probe.Feature, res.Node, res.Message)
+					expectResizeOutcome(pool, probe, o)
 					return
 				}
-				Expect(res.Code).To(BeEquivalentTo(http.StatusForbidden), "update needing %s on node %s (%s) was answered %d %s", probe.Feature, pod.Spec.NodeName, pool.Name, res.Code, res.Message)
-				Expect(res.Message).To(Equal(fixtures.UpdateRejection(pod.Name, probe.Feature, pod.Spec.NodeName)))
+				Expect(res.Code).To(BeEquivalentTo(http.StatusForbidden), "update needing %s on node %s (%s) was answered %d %s", probe.Feature, res.Node, pool.Name, res.Code, res.Message)
+				Expect(res.Message).To(Equal(fixtures.UpdateRejection(res.Pod, probe.Feature, res.Node)))
 			})
 		}
 	}
+}
+
+// expectResizeOutcome: the declaring pool's kubelet applied an admitted
+// update or, where the oracle says this runtime makes it infeasible,
+// called it so in those words (recorded as a finding: the kubelet
+// declares what it then refuses).
+func expectResizeOutcome(pool topology.Pool, probe fixtures.UpdateProbe, o framework.Observation) {
+	GinkgoHelper()
+	if probe.Applied == nil {
+		return
+	}
+	want := framework.ResizeApplied
+	if probe.Infeasible != nil {
+		if why := probe.Infeasible(framework.Runtime(pool)); why != "" {
+			want = why
+			framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: o.Node, Feature: probe.Feature, OK: o.Resize == want,
+				Text: fmt.Sprintf("F14: %s declares %s and its apiserver admits the update, yet the kubelet leaves it pending: Infeasible %q", o.Node, probe.Feature, o.Resize)})
+		}
+	}
+	Expect(o.Resize).To(Equal(want), "what the kubelet of %s did with the admitted update needing %s", o.Node, probe.Feature)
 }
 
 // KubeletAdmissionSpecInput is the input of KubeletAdmissionSpec.
@@ -86,6 +102,7 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 	t := inputGetter().Topology
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("KubeletAdmissionSpec"); e = in.Env })
+	env := func() *framework.Env { return e }
 
 	cells := claims.Matrix(t)
 	for _, probe := range fixtures.SchedulingProbes(framework.CPMinor(t)) {
@@ -105,8 +122,8 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			case claims.Ignored:
 				claim += fmt.Sprintf(" runs unrefused and %s (finding %s)", probe.Effect.Ignored, probe.Effect.Finding)
 			}
-			claimIt(cell, claim, func(ctx SpecContext) {
-				node, seen, res := e.KubeletOutcome(ctx, pool, probe)
+			passIt(cell, claim, kubeletOrder, env, framework.ObserveKubelet(pool, probe), func(ctx SpecContext, o framework.Observation) {
+				node, seen, res := o.Node, o.Kubelet.Seen, o.Kubelet.Admission
 				framework.RecordKubelet(cell, node, seen)
 				switch cell.Expect {
 				case claims.Ignored:

@@ -9,6 +9,7 @@ package e2e
 import (
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
 )
@@ -40,6 +41,24 @@ func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 		return
 	}
 	notApplicable(text, c.NotApplicable, args...)
+}
+
+// Orders of a pass: slower observations start first.
+const (
+	placementOrder = iota
+	updateOrder
+	kubeletOrder
+)
+
+// passIt is claimIt for a cell the suite's pass observes (framework.Plan):
+// its spec asserts the pass's observation, or makes it with observe where
+// the pass did not.
+// env is the scenario's, set by its BeforeEach.
+func passIt(c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
+	if c.Applies() {
+		framework.Plan(c, text, order, observe)
+	}
+	claimIt(c, text, func(ctx SpecContext) { assert(ctx, env().Observed(ctx, c, observe)) })
 }
 
 // notApplicable is a claim this topology cannot ask: a spec that skips

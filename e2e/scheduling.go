@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -25,17 +24,18 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 	cpMinor := framework.CPMinor(t)
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("SchedulingSpec"); e = in.Env })
+	env := func() *framework.Env { return e }
 
 	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
 		ctl := claims.Find(cells, claims.Placement, pool.Name, claims.NoFeature)
-		claimIt(ctl, fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), func(ctx SpecContext) {
-			ns := e.Namespace(ctx, "control")
-			res := e.Place(ctx, ns, framework.PoolPod("control", pool, nil))
-			framework.RecordPlacement(ctl, res)
-			Expect(res.Unschedulable).To(BeFalse(), "control pod refused on %s: %s", pool.Name, res.Message)
-			Expect(res.Node).NotTo(BeEmpty())
-		})
+		passIt(ctl, fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), placementOrder, env,
+			framework.ObservePlacement(pool, nil), func(ctx SpecContext, o framework.Observation) {
+				res := *o.Placement
+				framework.RecordPlacement(ctl, res)
+				Expect(res.Unschedulable).To(BeFalse(), "control pod refused on %s: %s", pool.Name, res.Message)
+				Expect(res.Node).NotTo(BeEmpty())
+			})
 	}
 
 	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
@@ -49,10 +49,9 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 			case !cell.Applies():
 				claim = fmt.Sprintf("a pod that needs %s placed on %s", probe.Feature, framework.PoolDesc(pool))
 			}
-			claimIt(cell, claim, func(ctx SpecContext) {
+			passIt(cell, claim, placementOrder, env, framework.ObservePlacement(pool, probe.Apply), func(ctx SpecContext, o framework.Observation) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
-				ns := e.Namespace(ctx, "sched")
-				res := e.Place(ctx, ns, framework.PoolPod(podName("needs", pool.Name), pool, probe.Apply))
+				res := *o.Placement
 				framework.RecordPlacement(cell, res)
 				if declares {
 					Expect(res.Unschedulable).To(BeFalse(), "pod needing %s refused on declaring pool %s: %s", probe.Feature, pool.Name, res.Message)
@@ -65,12 +64,4 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 			})
 		}
 	}
-}
-
-func podName(parts ...string) string {
-	s := strings.ToLower(strings.Join(parts, "-"))
-	if len(s) > 60 {
-		s = s[:60]
-	}
-	return strings.Trim(s, "-")
 }

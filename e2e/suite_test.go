@@ -44,14 +44,21 @@ var (
 	graceSource string
 )
 
+// suiteDescription is what Ginkgo's focus matches spec texts after.
+const suiteDescription = "ndfq e2e"
+
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "ndfq e2e")
+	RunSpecs(t, suiteDescription)
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	data, err := framework.BringUp(ctx, settings, progress.New(GinkgoWriter))
 	Expect(err).NotTo(HaveOccurred(), "bring up topology %s", settings.Topology)
+	// The pass: every selected non-disruptive cell observed at once; its
+	// specs assert what it saw, on any process.
+	data, err = framework.WithPass(ctx, settings, data, suiteDescription, progress.New(GinkgoWriter))
+	Expect(err).NotTo(HaveOccurred())
 	return data
 }, func(ctx SpecContext, data []byte) {
 	shared = data

@@ -21,7 +21,14 @@ type evidence struct {
 	mu         sync.Mutex
 	namespaces []string
 	nodes      []string
+	files      []string // written before the spec (a pass's evidence)
 	dumped     bool
+}
+
+func (v *evidence) file(path string) {
+	v.mu.Lock()
+	v.files = append(v.files, path)
+	v.mu.Unlock()
 }
 
 func (v *evidence) namespace(ns string) {
@@ -75,7 +82,7 @@ func (e *Env) DumpEvidence(ctx context.Context, spec, stage string) (string, err
 	}
 	e.evidence.mu.Lock()
 	e.evidence.dumped = true
-	namespaces, touched := slices.Clone(e.evidence.namespaces), slices.Clone(e.evidence.nodes)
+	namespaces, touched, files := slices.Clone(e.evidence.namespaces), slices.Clone(e.evidence.nodes), slices.Clone(e.evidence.files)
 	e.evidence.mu.Unlock()
 	var errs []error
 	keep := func(err error) {
@@ -103,6 +110,11 @@ func (e *Env) DumpEvidence(ctx context.Context, spec, stage string) (string, err
 		} else {
 			keep(err)
 		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		keep(err)
+		keep(os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644))
 	}
 	for _, name := range touched {
 		node, err := e.Cluster.KindNode(name)

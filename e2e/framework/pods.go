@@ -2,8 +2,6 @@ package framework
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,10 +13,8 @@ import (
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
 )
 
 // PoolPod is a probe pod steered to pool, shaped by shape (nil: a control pod).
@@ -95,45 +91,6 @@ func (e *Env) PodsIn(ctx context.Context, ns string) []corev1.Pod {
 	return list.Items
 }
 
-// KubeletOutcome binds a pod that needs probe's feature, shaped by its
-// exercise, to the pool's first node past the scheduler, and says what its
-// kubelet did: PodFeatureUnsupported, its sandbox refused, or the feature
-// honoured or ignored (as the pod reports it, or, for a rule, whether the
-// sibling restarted when main exited).
-func (e *Env) KubeletOutcome(ctx context.Context, pool topology.Pool, probe fixtures.SchedulingProbe) (node, seen string, res probes.Admission) {
-	GinkgoHelper()
-	ns := e.Namespace(ctx, "kadm")
-	node, _ = e.PoolNode(ctx, pool)
-	pod := PoolPod("bound", pool, probe.Apply)
-	if probe.Exercise != nil {
-		probe.Exercise(pod)
-	}
-	res, err := probes.BindDirectly(ctx, e.Clientset, ns, node, pod)
-	Expect(err).NotTo(HaveOccurred())
-	if res.Rejected() || probe.Exercise == nil {
-		return node, res.Reason, res
-	}
-	if res.SandboxRefused != "" {
-		return node, claims.SandboxRefused, res
-	}
-	if probe.SelfReports {
-		// BindDirectly may return while the check still runs (Running and
-		// Ready): its answer is the phase it ends in.
-		done := e.waitPod(ctx, wait.PodRunning, ns, pod.Name, "to end its exercise", func(p *corev1.Pod) (bool, string) {
-			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, string(p.Status.Phase)
-		})
-		res.Phase = done.Status.Phase
-		Expect(res.Phase).To(Equal(corev1.PodSucceeded), "the exercise of %s on %s", probe.Feature, node)
-		return node, e.terminationMessage(ctx, ns, pod.Name), res
-	}
-	restarted, err := probes.ExerciseRule(ctx, e.Clientset, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
-	Expect(err).NotTo(HaveOccurred())
-	if restarted {
-		return node, claims.Honoured, res
-	}
-	return node, claims.Ignored, res
-}
-
 // WaitBound waits (wait-scheduling) until the pod is bound to a node.
 func (e *Env) WaitBound(ctx context.Context, ns, name string) *corev1.Pod {
 	GinkgoHelper()
@@ -148,45 +105,6 @@ func Runtime(pool topology.Pool) fixtures.Runtime {
 	rt := pool.Intent().Runtime
 	rt.CgroupV1 = kindconfig.HostIsCgroupV1()
 	return rt
-}
-
-// ExpectResizeOutcome waits (pod-running) until the declaring pool's
-// kubelet has applied an admitted update, or, where the oracle says this
-// runtime makes it infeasible, until the kubelet says so in those words
-// (recorded as a finding: the kubelet declares what it then refuses).
-func (e *Env) ExpectResizeOutcome(ctx context.Context, pool topology.Pool, probe fixtures.UpdateProbe, pod *corev1.Pod) {
-	GinkgoHelper()
-	infeasible := ""
-	if probe.Infeasible != nil {
-		infeasible = probe.Infeasible(Runtime(pool))
-	}
-	what := "to apply the resize"
-	if infeasible != "" {
-		what = "to call the resize infeasible: " + infeasible
-	}
-	got := e.waitPod(ctx, wait.PodRunning, pod.Namespace, pod.Name, what, func(p *corev1.Pod) (bool, string) {
-		seen := fmt.Sprintf("generation %d observed %d, resize infeasible %q, conditions %v", p.Generation, p.Status.ObservedGeneration, fixtures.ResizeInfeasible(p), p.Status.Conditions)
-		if infeasible != "" {
-			return fixtures.ResizeInfeasible(p) == infeasible, seen
-		}
-		return probe.Applied(p), seen
-	})
-	if infeasible != "" {
-		Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: got.Spec.NodeName, Feature: probe.Feature, OK: true,
-			Text: fmt.Sprintf("F14: %s declares %s and its apiserver admits the update, yet the kubelet leaves it pending: Infeasible %q", got.Spec.NodeName, probe.Feature, infeasible)})
-	}
-}
-
-// terminationMessage is what the pod's first container wrote when it ended.
-func (e *Env) terminationMessage(ctx context.Context, ns, name string) string {
-	GinkgoHelper()
-	p, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	if s := fixtures.ContainerStatus(p.Status.ContainerStatuses, p.Spec.Containers[0].Name); s != nil && s.State.Terminated != nil {
-		return strings.TrimSpace(s.State.Terminated.Message)
-	}
-	Fail(fmt.Sprintf("pod %s ended without its container's termination message: %+v", name, p.Status.ContainerStatuses))
-	return ""
 }
 
 // PodHistory is what a watch saw of one pod: every phase it reported, the

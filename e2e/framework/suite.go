@@ -24,6 +24,8 @@ type Shared struct {
 	KubernetesVersion  string `json:"kubernetesVersion,omitempty"`
 	Kubeconfig         string `json:"kubeconfig"`
 	SchedulerMetricURL string `json:"schedulerMetricsURL"`
+	// Observations are the suite's pass, by cell key (WithPass).
+	Observations map[string]Observation `json:"observations,omitempty"`
 }
 
 // Env is one process's view of the cluster under test.

@@ -39,10 +39,12 @@ const (
 	// RuleWindow is how long a sibling is watched for a restart a container
 	// restart rule would cause; its timeout is the window, not a wait.
 	RuleWindow Name = "watch-restart-rule"
+	// CellPass bounds the suite's pass: every non-disruptive cell observed at once.
+	CellPass Name = "wait-cell-pass"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, CellPass}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte

@@ -1,0 +1,206 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ndfq/ndfq/clusters/topology"
+	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// The observations of a pass: each returns what it saw, or why it could
+// not see it in Err, and leaves asserting to the cell's spec.
+
+// ObservePlacement is the scheduler's decision for a pod shaped by shape
+// (nil: a control pod) steered to pool.
+func ObservePlacement(pool topology.Pool, shape func(*corev1.Pod)) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+		res, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, shape))
+		return Observation{Node: res.Node, Placement: &res, Err: errText(err)}
+	}
+}
+
+// ObserveControlUpdate is the answer to a control update of a running pod on pool.
+func ObserveControlUpdate(pool topology.Pool, ctl fixtures.ControlUpdate) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+		_, res, err := startedAndUpdated(ctx, cs, ns, name, pool, ctl.Apply, nil, ctl.Subresource, ctl.Patch)
+		return Observation{Node: res.Node, Update: &res, Err: errText(err)}
+	}
+}
+
+// ObserveFeatureUpdate is the answer to an update that needs probe's
+// feature of a pod on pool and, where it was admitted, what the kubelet
+// then did with it: applied it, or called it infeasible.
+func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+		pod, res, err := startedAndUpdated(ctx, cs, ns, name, pool, probe.Apply, probe.Started, probe.Subresource, probe.Patch)
+		o := Observation{Node: res.Node, Update: &res, Err: errText(err)}
+		if err != nil || !res.Admitted() || probe.Applied == nil {
+			return o
+		}
+		err = wait.Until(ctx, wait.PodRunning, "pod "+pod.Name+" to apply the resize or call it infeasible", func(ctx context.Context) (bool, string, error) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			switch msg := fixtures.ResizeInfeasible(p); {
+			case probe.Applied(p):
+				o.Resize = ResizeApplied
+			case msg != "":
+				o.Resize = msg
+			default:
+				return false, fmt.Sprintf("generation %d observed %d, conditions %v", p.Generation, p.Status.ObservedGeneration, p.Status.Conditions), nil
+			}
+			return true, "", nil
+		})
+		o.Err = errText(err)
+		return o
+	}
+}
+
+// startedAndUpdated places a shaped pod on pool, waits until started says
+// it is ready for the update (nil: Running and Ready) and sends the patch.
+func startedAndUpdated(ctx context.Context, cs kubernetes.Interface, ns, name string, pool topology.Pool, shape func(*corev1.Pod), started func(*corev1.Pod) bool, subresource string, patch []byte) (*corev1.Pod, probes.UpdateResult, error) {
+	placed, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, shape))
+	if err != nil {
+		return nil, probes.UpdateResult{Pod: name}, err
+	}
+	if placed.Node == "" {
+		return nil, probes.UpdateResult{Pod: name}, fmt.Errorf("pod %s not bound on %s: %s", name, pool.Name, placed.Message)
+	}
+	pod, err := wait.ForPodStarted(ctx, cs, ns, name, started)
+	if err != nil {
+		return nil, probes.UpdateResult{Pod: name, Node: placed.Node}, err
+	}
+	res, err := probes.Update(ctx, cs, ns, name, subresource, patch)
+	res.Node = placed.Node
+	return pod, res, err
+}
+
+// ObserveKubelet binds a pod that needs probe's feature, shaped by its
+// exercise, to the pool's first node past the scheduler, and says what its
+// kubelet did: PodFeatureUnsupported, its sandbox refused, or the feature
+// honoured or ignored (as the pod reports it, or, for a rule, whether the
+// sibling restarted when main exited).
+func ObserveKubelet(pool topology.Pool, probe fixtures.SchedulingProbe) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+		node, err := firstNodeOf(ctx, cs, pool)
+		if err != nil {
+			return Observation{Err: err.Error()}
+		}
+		seen, res, err := kubeletOutcome(ctx, cs, ns, node, PoolPod(name, pool, probe.Apply), probe)
+		return Observation{Node: node, Kubelet: &KubeletResult{Seen: seen, Admission: res}, Err: errText(err)}
+	}
+}
+
+func kubeletOutcome(ctx context.Context, cs kubernetes.Interface, ns, node string, pod *corev1.Pod, probe fixtures.SchedulingProbe) (string, probes.Admission, error) {
+	if probe.Exercise != nil {
+		probe.Exercise(pod)
+	}
+	res, err := probes.BindDirectly(ctx, cs, ns, node, pod)
+	switch {
+	case err != nil:
+		return "", res, err
+	case res.Rejected() || probe.Exercise == nil:
+		return res.Reason, res, nil
+	case res.SandboxRefused != "":
+		return claims.SandboxRefused, res, nil
+	case probe.SelfReports:
+		// BindDirectly may return while the check still runs (Running and
+		// Ready): its answer is the phase it ends in.
+		var p *corev1.Pod
+		err := wait.Until(ctx, wait.PodRunning, "pod "+pod.Name+" to end its exercise", func(ctx context.Context) (bool, string, error) {
+			var err error
+			if p, err = cs.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{}); err != nil {
+				return false, err.Error(), nil
+			}
+			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, string(p.Status.Phase), nil
+		})
+		if err != nil {
+			return "", res, err
+		}
+		res.Phase = p.Status.Phase
+		if res.Phase != corev1.PodSucceeded {
+			return "", res, fmt.Errorf("the exercise of %s on %s ended %s", probe.Feature, node, res.Phase)
+		}
+		s := fixtures.ContainerStatus(p.Status.ContainerStatuses, p.Spec.Containers[0].Name)
+		if s == nil || s.State.Terminated == nil {
+			return "", res, fmt.Errorf("pod %s ended without its container's termination message: %+v", pod.Name, p.Status.ContainerStatuses)
+		}
+		return strings.TrimSpace(s.State.Terminated.Message), res, nil
+	}
+	restarted, err := probes.ExerciseRule(ctx, cs, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
+	if err != nil {
+		return "", res, err
+	}
+	if restarted {
+		return claims.Honoured, res, nil
+	}
+	return claims.Ignored, res, nil
+}
+
+// firstNodeOf is the pool's first node by name, as PoolNode picks it.
+func firstNodeOf(ctx context.Context, cs kubernetes.Interface, pool topology.Pool) (string, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topology.PoolLabel + "=" + pool.Name})
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, n := range list.Items {
+		names = append(names, n.Name)
+	}
+	if len(names) == 0 {
+		return "", fmt.Errorf("no node of pool %s", pool.Name)
+	}
+	return slices.Min(names), nil
+}
+
+// cellEvidence writes the cell's pod and its events, as they are now, to
+// ARTIFACTS/cells/<cell>.yaml and returns the path ("" where it could not).
+func cellEvidence(ctx context.Context, cs kubernetes.Interface, artifacts, key, ns, pod string) string {
+	dir := filepath.Join(artifacts, "cells")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	type evidence struct {
+		Pod    *corev1.Pod    `json:"pod,omitempty"`
+		Events []corev1.Event `json:"events,omitempty"`
+		Errors []string       `json:"errors,omitempty"`
+	}
+	var v evidence
+	if p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil {
+		p.ManagedFields = nil
+		v.Pod = p
+	} else {
+		v.Errors = append(v.Errors, err.Error())
+	}
+	if l, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", pod).String()}); err == nil {
+		v.Events = l.Items
+	} else {
+		v.Errors = append(v.Errors, err.Error())
+	}
+	path := filepath.Join(dir, unsafeChars.ReplaceAllString(key, "_")+".yaml")
+	if writeYAML(path, v) != nil {
+		return ""
+	}
+	return path
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,291 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/internal/progress"
+	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
+)
+
+// A pass observes the non-disruptive cells (placement, update, kubelet
+// admission) all at once, before any spec runs: a pod per cell in one
+// namespace, as the probe observes a pool. Each cell's spec then asserts
+// its own observation, so a cell costs its pod's seconds, not a spec's
+// namespace round trip. A cell the pass did not observe (not planned, or
+// cut off by the pass's bound) is observed by its own spec the same way.
+
+// Observation is what one cell's pod showed: its scheduling decision, its
+// update's answer, or what its kubelet did with it.
+type Observation struct {
+	Cell string `json:"cell"`
+	// Err is why the observation could not be made; the spec fails with it.
+	Err       string               `json:"err,omitempty"`
+	Node      string               `json:"node,omitempty"`
+	Placement *probes.Placement    `json:"placement,omitempty"`
+	Update    *probes.UpdateResult `json:"update,omitempty"`
+	// Resize is what a declaring kubelet did with an admitted update:
+	// ResizeApplied or the kubelet's Infeasible message.
+	Resize  string         `json:"resize,omitempty"`
+	Kubelet *KubeletResult `json:"kubelet,omitempty"`
+	// Evidence is the pod and its events as last seen, under ARTIFACTS.
+	Evidence string  `json:"evidence,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	// InPass says the suite's pass made it (not the spec).
+	InPass bool `json:"inPass,omitempty"`
+}
+
+// KubeletResult is what a kubelet did with a pod bound to it directly.
+type KubeletResult struct {
+	Seen      string           `json:"seen"`
+	Admission probes.Admission `json:"admission"`
+}
+
+// ResizeApplied is Observation.Resize where the kubelet applied the update.
+const ResizeApplied = "applied"
+
+// ObserveFunc makes one cell's observation with a pod named pod in ns. It
+// runs in a goroutine beside the others of its pass: it returns what went
+// wrong in Err and never calls Gomega or Ginkgo.
+type ObserveFunc func(ctx context.Context, cs kubernetes.Interface, ns, pod string) Observation
+
+type plannedCell struct {
+	key     string
+	text    string // the spec's full text, as Ginkgo's focus matches it
+	labels  []string
+	order   int // longer observations start first
+	observe ObserveFunc
+}
+
+var (
+	planMu sync.Mutex
+	plan   []plannedCell
+)
+
+// Plan puts a cell into the suite's pass, while Ginkgo builds the tree:
+// text is its spec's own text (the containers' come from Ginkgo). order
+// starts slower kinds of observation first.
+func Plan(c claims.Cell, text string, order int, observe ObserveFunc) {
+	r := CurrentTreeConstructionNodeReport()
+	var labels []string
+	for _, ls := range r.ContainerHierarchyLabels {
+		labels = append(labels, ls...)
+	}
+	planMu.Lock()
+	defer planMu.Unlock()
+	plan = append(plan, plannedCell{key: c.Key(), text: strings.Join(append(slices.Clone(r.ContainerHierarchyTexts), text), " "),
+		labels: labels, order: order, observe: observe})
+}
+
+// selected is the planned cells whose specs this run's focus, skip and
+// label filter let run (as Ginkgo decides it), slowest first.
+func selected(suite string) ([]plannedCell, error) {
+	cfg, _ := GinkgoConfiguration()
+	run := func(plannedCell) bool { return true }
+	var checks []func(plannedCell) bool
+	if cfg.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(cfg.LabelFilter)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, func(p plannedCell) bool { return f(p.labels) })
+	}
+	if len(cfg.FocusStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, func(p plannedCell) bool { return re.MatchString(suite + " " + p.text) })
+	}
+	if len(cfg.SkipStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, func(p plannedCell) bool { return !re.MatchString(suite + " " + p.text) })
+	}
+	if len(checks) > 0 {
+		run = func(p plannedCell) bool {
+			for _, ok := range checks {
+				if !ok(p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	planMu.Lock()
+	defer planMu.Unlock()
+	var out []plannedCell
+	for _, p := range plan {
+		if run(p) {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b plannedCell) int { return b.order - a.order })
+	return out, nil
+}
+
+// passWorkers bounds the pass's concurrent observations: enough to keep
+// every kubelet busy, few enough that 2 cores still answer polls promptly.
+const passWorkers = 24
+
+// RunPass observes every selected planned cell at once, in one namespace
+// that is deleted when the pass ends, and returns the observations by
+// cell key. suite is the suite's description (Ginkgo's focus matches it).
+// The pass is bounded by wait-cell-pass: cells it did not finish are
+// left to their specs.
+func RunPass(ctx context.Context, e *Env, suite string) (map[string]Observation, error) {
+	cells, err := selected(suite)
+	if err != nil || len(cells) == 0 {
+		return nil, err
+	}
+	start := time.Now()
+	// Its own client: two dozen pollers would starve the default rate limit.
+	rc := *e.Cluster.Client.RESTConfig()
+	rc.QPS, rc.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(&rc)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := passNamespace(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The namespace goes (its pods with it) before any spec runs: no
+		// disruptive scenario finds the pass's pods on its nodes.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
+		defer cancel()
+		_ = cs.CoreV1().Pods(ns).DeleteCollection(dctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}, metav1.ListOptions{})
+		_ = cs.CoreV1().Namespaces().Delete(dctx, ns, metav1.DeleteOptions{})
+		e.deletedMu.Lock()
+		e.deleted = append(e.deleted, ns)
+		e.deletedMu.Unlock()
+	}()
+	bound := wait.MustGet(wait.CellPass).Timeout
+	pctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	e.Log.Printf("pass: observing %d cells at once in namespace %s (at most %d at a time, bound %s)", len(cells), ns, passWorkers, bound)
+
+	out := map[string]Observation{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, passWorkers)
+	for i, c := range cells {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+			case <-pctx.Done():
+				return
+			}
+			defer func() { <-slots }()
+			t0, pod := time.Now(), fmt.Sprintf("cell-%03d", i)
+			o := c.observe(pctx, cs, ns, pod)
+			if pctx.Err() != nil {
+				return // cut off by the bound: its spec observes it
+			}
+			o.Cell, o.InPass, o.Seconds = c.key, true, time.Since(t0).Seconds()
+			o.Evidence = cellEvidence(pctx, cs, e.Settings.Artifacts, c.key, ns, pod)
+			mu.Lock()
+			out[c.key] = o
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for _, o := range out {
+		if o.Err != "" {
+			failed++
+		}
+	}
+	e.Log.Printf("pass: %d of %d cells observed in %s (%d could not be observed; their specs fail with why)", len(out), len(cells), time.Since(start).Round(time.Second), failed)
+	return out, nil
+}
+
+func passNamespace(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "ndfq-pass-",
+		Labels:       map[string]string{"app.kubernetes.io/managed-by": "ndfq"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("create the pass's namespace: %w", err)
+	}
+	if err := wait.ForDefaultServiceAccount(ctx, cs, ns.Name); err != nil {
+		return "", err
+	}
+	return ns.Name, nil
+}
+
+// WithPass runs the pass on the first process and adds its observations
+// to what every process attaches with.
+func WithPass(ctx context.Context, s Settings, data []byte, suite string, log *progress.Logger) ([]byte, error) {
+	e, err := Attach(s, data, log)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := RunPass(ctx, e, suite)
+	if err != nil {
+		return nil, fmt.Errorf("pass: %w", err)
+	}
+	e.Shared.Observations = obs
+	if len(obs) > 0 {
+		// The pass's record beside each cell's evidence: what a reader of
+		// ARTIFACTS sees without the suite's log.
+		dir := filepath.Join(s.Artifacts, "cells")
+		js, err := json.MarshalIndent(obs, "", "  ")
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "pass.json"), js, 0o644)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pass: %w", err)
+		}
+	}
+	return json.Marshal(e.Shared)
+}
+
+// Observed is the cell's observation: the pass's, or, where the pass did
+// not make one, the spec's own with observe in a namespace of its own. An
+// observation that could not be made fails the spec with why.
+func (e *Env) Observed(ctx context.Context, c claims.Cell, observe ObserveFunc) Observation {
+	GinkgoHelper()
+	o, ok := e.Shared.Observations[c.Key()]
+	if ok {
+		By(fmt.Sprintf("observed in the suite's pass in %.1fs (evidence %s)", o.Seconds, o.Evidence))
+	} else {
+		By("observed by this spec: the suite's pass did not observe this cell")
+		t0 := time.Now()
+		ns := e.Namespace(ctx, "cell")
+		o = observe(ctx, e.Clientset, ns, "cell")
+		o.Cell, o.Seconds = c.Key(), time.Since(t0).Seconds()
+		o.Evidence = cellEvidence(ctx, e.Clientset, e.Settings.Artifacts, c.Key(), ns, "cell")
+	}
+	if o.Evidence != "" {
+		e.evidence.file(o.Evidence)
+	}
+	Expect(o.Err).To(BeEmpty(), "observing cell %s (evidence %s)", c.Key(), o.Evidence)
+	return o
+}
