@@ -5,10 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
@@ -18,42 +16,31 @@ import (
 // GateRollbackSpecInput is the input of GateRollbackSpec.
 type GateRollbackSpecInput struct{ framework.SpecInput }
 
-// GateRollbackSpec turns NodeDeclaredFeatures off on each publishing pool
-// that may: the declarations stay (stale), the probe holds, and clearing
-// them makes the node honest.
+// GateRollbackSpec turns NodeDeclaredFeatures off on every publishing pool
+// that may, in one wave: the declarations stay (stale), the probe holds,
+// and clearing them makes the node honest.
 func GateRollbackSpec(_ context.Context, inputGetter func() GateRollbackSpecInput) {
 	t := inputGetter().Topology
-	var e *framework.Env
-	BeforeEach(func() { in := inputGetter(); in.Check("GateRollbackSpec"); e = in.Env })
-
 	const claim = "rolling back NodeDeclaredFeatures on a kubelet leaves its declarations in place until they are cleared"
 	if why := whyNoRefusal(t); why != "" {
+		BeforeEach(func() { inputGetter().Check("GateRollbackSpec") })
 		notApplicable(claim, why)
 		return
 	}
-	asked := false
+	var changes []kubeletChange
 	for _, pool := range t.Workers {
 		intent := pool.Intent()
-		if !intent.Publishes() || !intent.CanTurnOff(fixtures.NodeDeclaredFeatures) {
-			continue
+		if intent.Publishes() && intent.CanTurnOff(fixtures.NodeDeclaredFeatures) {
+			after := intent.Without(fixtures.NodeDeclaredFeatures)
+			changes = append(changes, kubeletChange{pool: pool, after: after, cause: "gate rollback " + surgery.FormatGatesOrNone(after.Gates)})
 		}
-		asked = true
-		rolledBack := intent.Without(fixtures.NodeDeclaredFeatures)
-		It(fmt.Sprintf("rolling back NodeDeclaredFeatures on %s (%s) leaves its declarations in place; the probe holds on declared-but-not-enabled; clearing status.declaredFeatures makes the node honest and feature pods are refused there", framework.PoolDesc(pool), surgery.FormatGatesOrNone(rolledBack.Gates)), func(ctx SpecContext) {
-			name, node := e.PoolNode(ctx, pool)
-			before := framework.SortedCopy(e.DeclaredOf(ctx, name))
-			Expect(before).NotTo(BeEmpty(), "precondition")
-			ns := e.Namespace(ctx, "rollback")
-			DeferCleanup(e.RestoreKubelet, pool, name, node, false, NodeTimeout(6*time.Minute))
-			By("the safe order with " + surgery.FormatGatesOrNone(rolledBack.Gates))
-			_, err := surgery.DropKubeletFeatures(ctx, e.DropInput(pool, name, node, rolledBack))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
-			e.WaitKubelet(ctx, name, "", rolledBack.Gates)
-			e.ExpectStaleUntilCleared(ctx, ns, pool, name, before, "gate rollback "+surgery.FormatGatesOrNone(rolledBack.Gates))
-		}, SpecTimeout(10*time.Minute))
 	}
-	if !asked {
+	if len(changes) == 0 {
+		BeforeEach(func() { inputGetter().Check("GateRollbackSpec") })
 		notApplicable(claim, "no worker pool publishes declarations with a NodeDeclaredFeatures gate that may be turned off (it is locked on from 1.37)")
+		return
 	}
+	kubeletWaveSpecs("GateRollbackSpec", changes, func() framework.SpecInput { return inputGetter().SpecInput }, func(c kubeletChange) string {
+		return fmt.Sprintf("rolling back NodeDeclaredFeatures on %s (%s) leaves its declarations in place; the probe holds on declared-but-not-enabled; clearing status.declaredFeatures makes the node honest and feature pods are refused there", framework.PoolDesc(c.pool), surgery.FormatGatesOrNone(c.after.Gates))
+	})
 }

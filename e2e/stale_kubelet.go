@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,24 +36,55 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 	if why != "" {
 		BeforeEach(func() { inputGetter().Check("StaleKubeletSpec") })
 		notApplicable("a stopped kubelet keeps its declarations and the probe calls them stale", why)
-		return
 	}
-	for i, wave := range stopWaves(t, pairs) {
-		Context(fmt.Sprintf("wave %d: %s stopped at once", i+1, poolNames(wave)), Ordered, ContinueOnFailure, func() {
-			w := &stoppedWave{pairs: wave}
+	// The probe's HOLD on the oldest pool's stopped kubelet joins the first
+	// wave that does not send pods there, or makes a wave of its own.
+	oldest := framework.OldestPool(t.Workers)
+	waves := stopWaves(t, pairs)
+	hold := slices.IndexFunc(waves, func(w []dropPair) bool {
+		return !slices.ContainsFunc(w, func(p dropPair) bool { return p.fallback.Name == oldest.Name })
+	})
+	if hold < 0 {
+		waves, hold = append(waves, nil), len(waves)
+	}
+	for i, wave := range waves {
+		w := &stoppedWave{pairs: wave}
+		if i == hold && !slices.ContainsFunc(wave, func(p dropPair) bool { return p.subject.Name == oldest.Name }) {
+			w.also = []topology.Pool{oldest}
+		}
+		Context(fmt.Sprintf("wave %d: %s stopped at once", i+1, w.poolNames()), Ordered, ContinueOnFailure, func() {
 			AfterAll(func(ctx SpecContext) { w.restore(ctx) }, NodeTimeout(6*time.Minute))
 			for _, pair := range wave {
 				staleKubelet(t, inputGetter, w, pair)
 			}
+			if i == hold {
+				probeHoldsStopped(inputGetter, w, oldest)
+			}
 		})
 	}
+}
+
+// probeHoldsStopped is the probe's own claim in a wave: the CLI says HOLD
+// (exit 1) naming the node whose kubelet the wave stopped.
+func probeHoldsStopped(inputGetter func() StaleKubeletSpecInput, w *stoppedWave, pool topology.Pool) {
+	It(fmt.Sprintf("the ndfq probe CLI says HOLD (exit 1) naming the node after the kubelet of %s is stopped", framework.PoolDesc(pool)), func(ctx SpecContext) {
+		in := inputGetter()
+		in.Check("StaleKubeletSpec")
+		w.ensureStopped(ctx, in.Env)
+		n := w.nodes[pool.Name]
+		Expect(w.code).To(Equal(1), "probe verdict %s: %v", w.verdict.Outcome, w.verdict.Reasons)
+		Expect(w.verdict.Holds(verdict.StaleDeclarations, pool.Name, n.name)).To(BeTrue(),
+			"the probe should hold on %s [%s/%s]; it said %s %v", verdict.StaleDeclarations, pool.Name, n.name, w.verdict.Outcome, w.verdict.Reasons)
+	}, SpecTimeout(8*time.Minute))
 }
 
 // stoppedWave is what a wave saw while its kubelets were down. The first
 // spec stops them all; a failure there fails every spec of the wave with
 // it (a BeforeAll's would leave the others skipped, unreported).
 type stoppedWave struct {
-	pairs   []dropPair
+	pairs []dropPair
+	// also are pools stopped for the probe's claim alone.
+	also    []topology.Pool
 	tried   bool
 	err     error
 	env     *framework.Env
@@ -74,7 +106,7 @@ func (w *stoppedWave) ensureStopped(ctx SpecContext, e *framework.Env) {
 		w.tried = true
 		w.err = InterceptGomegaFailure(func() { w.stop(ctx, e) })
 	}
-	Expect(w.err).NotTo(HaveOccurred(), "stopping the wave's kubelets (%s)", poolNames(w.pairs))
+	Expect(w.err).NotTo(HaveOccurred(), "stopping the wave's kubelets (%s)", w.poolNames())
 }
 
 // stop stops every subject's kubelet, waits until each node is NotReady
@@ -88,6 +120,11 @@ func (w *stoppedWave) stop(ctx SpecContext, e *framework.Env) {
 		Expect(before).To(ContainElement(restartAll), "precondition on %s", name)
 		w.nodes[pair.subject.Name] = stoppedNode{name, node, before}
 		pools = append(pools, pair.subject.Name)
+	}
+	for _, pool := range w.also {
+		name, node := e.PoolNode(ctx, pool)
+		w.nodes[pool.Name] = stoppedNode{name, node, framework.SortedCopy(e.DeclaredOf(ctx, name))}
+		pools = append(pools, pool.Name)
 	}
 	for _, pool := range pools {
 		By("stopping the kubelet on " + w.nodes[pool].name)
@@ -149,7 +186,7 @@ func staleKubelet(t *topology.Topology, inputGetter func() StaleKubeletSpecInput
 		decls := e.PoolDeclarations(ctx, subject)
 		Expect(decls[0].Matches()).To(BeTrue(), "after restart: declares %v, oracle %v", decls[0].Declared, decls[0].Expected)
 		framework.Record(report.Observation{Kind: report.KindMeasure, Pool: subject.Name, Node: n.name, OK: true,
-			Text: fmt.Sprintf("stopped kubelet (a wave of %d): declarations unchanged while NotReady; probe HOLD stale-declarations; waiting feature pod bound after restart", len(w.pairs))})
+			Text: fmt.Sprintf("stopped kubelet (a wave of %d): declarations unchanged while NotReady; probe HOLD stale-declarations; waiting feature pod bound after restart", len(w.nodes))})
 	}, SpecTimeout(8*time.Minute))
 }
 
@@ -179,10 +216,14 @@ func stopWaves(t *topology.Topology, pairs []dropPair) [][]dropPair {
 	return [][]dropPair{wave}
 }
 
-func poolNames(pairs []dropPair) string {
+// poolNames are the pools the wave stops.
+func (w *stoppedWave) poolNames() string {
 	var names []string
-	for _, p := range pairs {
+	for _, p := range w.pairs {
 		names = append(names, p.subject.Name)
+	}
+	for _, p := range w.also {
+		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
 }

@@ -3,7 +3,6 @@ package framework
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,14 +14,21 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/report"
-	"github.com/ndfq/ndfq/verdict"
 )
 
 // RestoreKubelet puts a node's kubelet back as the topology has it
 // (swapped: the image's own binary too), uncordons it, and checks it
 // declares the intended set again. Specs register it with DeferCleanup.
 func (e *Env) RestoreKubelet(ctx context.Context, pool topology.Pool, name string, node nodes.Node, swapped bool) {
+	GinkgoHelper()
+	e.StartRestore(ctx, pool, name, node, swapped)
+	e.FinishRestore(ctx, pool, name)
+}
+
+// StartRestore is RestoreKubelet's first half: the kubelet restarted as
+// the topology has it and the node uncordoned, without waiting; a wave
+// starts every node's restore before it waits for any.
+func (e *Env) StartRestore(ctx context.Context, pool topology.Pool, name string, node nodes.Node, swapped bool) {
 	GinkgoHelper()
 	if swapped {
 		_, err := surgery.WriteKubeletGates(node, pool.Kubelet.FeatureGates)
@@ -33,6 +39,12 @@ func (e *Env) RestoreKubelet(ctx context.Context, pool topology.Pool, name strin
 		Expect(err).NotTo(HaveOccurred())
 	}
 	Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
+}
+
+// FinishRestore waits until the restarted kubelet runs as the topology
+// has it and the node declares the intended set again.
+func (e *Env) FinishRestore(ctx context.Context, pool topology.Pool, name string) {
+	GinkgoHelper()
 	e.WaitKubelet(ctx, name, pool.PoolVersion().String(), pool.Kubelet.FeatureGates)
 	if !pool.Intent().Publishes() {
 		// A kubelet that publishes nothing never clears what another wrote.
@@ -124,50 +136,4 @@ func (e *Env) SetPoolKubelets(ctx context.Context, pool topology.Pool, kubelet f
 			e.WaitDeclared(ctx, d.Node, want)
 		}
 	}
-}
-
-// ExpectStaleUntilCleared is what follows a kubelet that publishes
-// nothing (rolled back or downgraded) on a node that declared before: after
-// two lease renewals the old declarations are still there, the probe holds
-// on declared-but-not-enabled naming the node, and the operator's fix
-// (ClearStaleAndVerify) makes the node honest. cause names the change.
-func (e *Env) ExpectStaleUntilCleared(ctx context.Context, ns string, pool topology.Pool, name string, before []string, cause string) {
-	GinkgoHelper()
-	e.WaitLeaseRenewals(ctx, name, 2)
-	stale := SortedCopy(e.DeclaredOf(ctx, name))
-	Expect(stale).To(Equal(before), "%s: a kubelet that publishes nothing leaves the declarations of the kubelet before it", cause)
-	RecordStale(pool.Name, name, cause, stale)
-	By("the probe holds on declared-but-not-enabled")
-	e.ExpectHold(ctx, verdict.DeclaredButNotEnabled, pool.Name, name)
-	By("clearing status.declaredFeatures")
-	e.ClearStaleAndVerify(ctx, ns, pool, name, stale)
-}
-
-// ClearStaleAndVerify is the operator's fix for stale declarations on a
-// node of pool: clear status.declaredFeatures, see it stay cleared while
-// the kubelet runs, and see the scheduler refuse feature pods there. Where
-// the stale set holds RestartAllContainersOnContainerExits it first shows
-// the trap: the scheduler trusts the stale set and the silent kubelet
-// runs the pod unchecked.
-func (e *Env) ClearStaleAndVerify(ctx context.Context, ns string, pool topology.Pool, name string, stale []string) {
-	GinkgoHelper()
-	feature := fixtures.RestartAllContainersOnContainerExits
-	probe := SchedulingProbe(e.Topology, feature)
-	if slices.Contains(stale, feature) {
-		trusted := e.Place(ctx, ns, PoolPod("trusts-stale", pool, probe.Apply))
-		Expect(trusted.Node).To(Equal(name), "stale declarations: the scheduler still trusts them (%s)", trusted.Message)
-		ran := e.WaitRunning(ctx, ns, trusted.Pod)
-		Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: name, Feature: feature, OK: true,
-			Text: fmt.Sprintf("stale declarations: the scheduler bound a pod that needs %s to %s (kubelet %s) and that kubelet, which publishes nothing, admitted it unchecked: %s",
-				feature, name, e.Node(ctx, name).Status.NodeInfo.KubeletVersion, ran.Status.Phase)})
-		Expect(e.Clientset.CoreV1().Pods(ns).Delete(ctx, trusted.Pod, metav1.DeleteOptions{})).To(Succeed())
-	}
-	Expect(e.PatchDeclared(ctx, name, nil)).To(Succeed())
-	e.WaitLeaseRenewals(ctx, name, 2)
-	Expect(e.DeclaredOf(ctx, name)).To(BeEmpty(), "cleared declarations came back")
-	decls := e.PoolDeclarations(ctx, pool)
-	Expect(decls[0].Matches()).To(BeTrue(), "after clearing: declares %v, oracle %v", decls[0].Declared, decls[0].Expected)
-	refused := e.Place(ctx, ns, PoolPod("refused", pool, probe.Apply))
-	Expect(refused.Node).To(BeEmpty(), "feature pod bound to %s after its declarations were cleared", name)
-	Expect(refused.Message).To(ContainSubstring(fixtures.SchedulerRefusal(CPMinor(e.Topology), feature)))
 }
