@@ -39,12 +39,15 @@ const (
 	// RuleWindow is how long a sibling is watched for a restart a container
 	// restart rule would cause; its timeout is the window, not a wait.
 	RuleWindow Name = "watch-restart-rule"
+	// ForgeryWindow is how long forged declarations on silent kubelets are
+	// watched for a kubelet clearing them; its timeout is the window.
+	ForgeryWindow Name = "watch-forgery"
 	// CellPass bounds the suite's pass: every non-disruptive cell observed at once.
 	CellPass Name = "wait-cell-pass"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, CellPass}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
