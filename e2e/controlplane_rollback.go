@@ -54,17 +54,20 @@ func ControlPlaneRollbackSpec(_ context.Context, inputGetter func() ControlPlane
 
 	It(fmt.Sprintf("the safe control-plane rollback (Pending dependents removed, then kube-scheduler %s, then kube-apiserver %s) keeps a running dependent on %s running, leaves nothing Pending, and control pods schedule on every pool", describeRollback(sched), describeRollback(api), subject.Name), func(ctx SpecContext) {
 		probe := framework.SchedulingProbe(t, restartAll)
+		// Registered first, so it runs last: the namespace's pods go while
+		// the kubelets still watch the rolled-back apiserver; after its
+		// restore they would reconnect first (~50 s here).
+		DeferCleanup(func(ctx SpecContext) {
+			// Back on in the forward order: apiserver, then scheduler.
+			e.SetComponent(ctx, framework.KubeAPIServer, t.APIServer())
+			e.SetComponent(ctx, framework.KubeScheduler, t.Scheduler())
+		}, NodeTimeout(6*time.Minute))
 		ns := e.Namespace(ctx, "cprollback")
 		running := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
 		if okLacking {
 			pending := e.Place(ctx, ns, framework.PoolPod("pending", lacking, probe.Apply))
 			Expect(pending.Node).To(BeEmpty(), "precondition: a dependent is Pending on %s", lacking.Name)
 		}
-		DeferCleanup(func(ctx SpecContext) {
-			// Back on in the forward order: apiserver, then scheduler.
-			e.SetComponent(ctx, framework.KubeAPIServer, t.APIServer())
-			e.SetComponent(ctx, framework.KubeScheduler, t.Scheduler())
-		}, NodeTimeout(6*time.Minute))
 
 		By("step 1: the Pending dependents go; a scheduler without the plugin binds them anywhere (finding F9)")
 		removed := 0

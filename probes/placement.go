@@ -214,6 +214,12 @@ func ExerciseRule(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	if before.ContainerID == "" {
 		return false, fmt.Errorf("pod %s: sibling %s is not running", pod, sibling)
 	}
+	if before.RestartCount > 0 {
+		// The pod is new: its sibling restarted before this first look (a
+		// late one, under load), and only the rule restarts it. main shows
+		// no exit then: the rule restarted it too, leaving no last state.
+		return true, nil
+	}
 	restarted := func(s corev1.ContainerStatus) bool {
 		return s.RestartCount > before.RestartCount || (s.ContainerID != "" && s.ContainerID != before.ContainerID)
 	}

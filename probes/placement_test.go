@@ -47,6 +47,14 @@ func TestExerciseRule(t *testing.T) {
 	if err != nil || !restarted {
 		t.Errorf("sibling restarted: restarted %v, %v", restarted, err)
 	}
+	// The first look comes after the rule restarted both: main runs again
+	// with no last state, the sibling has restarted once.
+	both := pod("containerd://c", 1)
+	both.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	restarted, err = ExerciseRule(context.Background(), fake.NewClientset(both, alive), "ns", "p", "main", "sibling", 42)
+	if err != nil || !restarted {
+		t.Errorf("restarted before the first look: restarted %v, %v", restarted, err)
+	}
 	if _, err := ExerciseRule(context.Background(), fake.NewClientset(pod("", 0), alive), "ns", "p", "main", "sibling", 42); err == nil {
 		t.Error("a sibling that never ran is an error, not a verdict")
 	}
