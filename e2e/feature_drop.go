@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -24,9 +25,10 @@ import (
 // FeatureDropSpecInput is the input of FeatureDropSpec.
 type FeatureDropSpecInput struct{ framework.SpecInput }
 
-// FeatureDropSpec turns one feature off on a running kubelet three ways:
+// FeatureDropSpec turns one feature off on running kubelets three ways:
 // the trap (restart with dependents on the node), the safe order (move
-// them first), and the refusal when nowhere else keeps the feature.
+// them first), and the refusal when nowhere else keeps the feature. The
+// trap and the safe order each run as a wave over every subject pool.
 func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput) {
 	t := inputGetter().Topology
 	var e *framework.Env
@@ -37,65 +39,169 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 		notApplicable("turning "+restartAll+" off on a running kubelet: the trap, the safe order and the no-capacity refusal", why)
 		return
 	}
+	env := func() *framework.Env { return e }
 	probe := framework.SchedulingProbe(t, restartAll)
-	for _, pair := range pairs {
-		trapAndSafeOrder(t, func() *framework.Env { return e }, probe, pair.subject, pair.fallback)
+	for i, wave := range stopWaves(t, pairs) {
+		d := &dropWave{pairs: wave, probe: probe}
+		Context(fmt.Sprintf("trap wave %d: %s restarted without %s at once", i+1, changePoolsOf(wave), restartAll), Ordered, ContinueOnFailure, func() {
+			AfterAll(func(ctx SpecContext) { d.restore(ctx) }, NodeTimeout(6*time.Minute))
+			for _, pair := range wave {
+				trap(env, d, pair.subject)
+			}
+		})
+		s := &dropWave{pairs: wave, probe: probe, safe: true}
+		Context(fmt.Sprintf("safe-order wave %d: %s at once", i+1, changePoolsOf(wave)), Ordered, ContinueOnFailure, func() {
+			AfterAll(func(ctx SpecContext) { s.restore(ctx) }, NodeTimeout(6*time.Minute))
+			for _, pair := range wave {
+				safeOrder(t, env, s, pair)
+			}
+		})
 	}
 	// The refusal is the safe order's own logic: one kubelet shows it.
-	noCapacity(func() *framework.Env { return e }, probe, pairs[0].subject)
+	noCapacity(env, probe, pairs[0].subject)
 }
 
-// trapAndSafeOrder turns the feature off on subject's kubelet twice: as
-// the trap (its running dependent is failed) and in the safe order (the
-// dependent moves to fallback first).
-func trapAndSafeOrder(t *topology.Topology, env func() *framework.Env, probe fixtures.SchedulingProbe, subject, fallback topology.Pool) {
-	without := subject.Intent().Without(restartAll)
+// dropWave turns restartAll off on every subject's kubelet at once, each
+// with a running dependent: as the trap (a plain restart) or in the safe
+// order (dependents moved first). The first spec makes the change and
+// records what each pool's dependent went through.
+type dropWave struct {
+	pairs []dropPair
+	probe fixtures.SchedulingProbe
+	safe  bool
+	tried bool
+	err   error
+	env   *framework.Env
+	seen  map[string]*dropSeen // by subject pool
+}
 
+type dropSeen struct {
+	name      string
+	node      nodes.Node
+	dependent string
+	placedOn  string
+	failed    corev1.PodStatus     // the trap: the dependent as its kubelet failed it
+	history   framework.PodHistory // the safe order: every state of the original
+	movedPool string               // the safe order: where the replacement runs
+}
+
+func (d *dropWave) ensure(ctx SpecContext, e *framework.Env) {
+	GinkgoHelper()
+	if !d.tried {
+		d.tried = true
+		d.err = InterceptGomegaFailure(func() { d.run(ctx, e) })
+	}
+	Expect(d.err).NotTo(HaveOccurred(), "turning %s off on %s", restartAll, changePoolsOf(d.pairs))
+}
+
+func (d *dropWave) run(ctx SpecContext, e *framework.Env) {
+	d.env, d.seen = e, map[string]*dropSeen{}
+	ns := e.Namespace(ctx, "drop")
+	for _, p := range d.pairs {
+		name, node := e.PoolNode(ctx, p.subject)
+		placed := e.Place(ctx, ns, framework.PoolPod("dependent-"+p.subject.Name, p.subject, d.probe.Apply))
+		d.seen[p.subject.Name] = &dropSeen{name: name, node: node, dependent: placed.Pod, placedOn: placed.Node}
+	}
+	stops := map[string]func() framework.PodHistory{}
+	for _, p := range d.pairs {
+		s := d.seen[p.subject.Name]
+		e.WaitRunning(ctx, ns, s.dependent)
+		if d.safe {
+			// Every state the original goes through, to its deletion:
+			// "none is failed" needs them all, not a look after it may be gone.
+			stops[p.subject.Name] = e.WatchPod(ctx, ns, s.dependent)
+		}
+	}
+	var avoid []string
+	for _, p := range d.pairs {
+		avoid = append(avoid, p.subject.Name)
+	}
+	for _, p := range d.pairs {
+		s, without := d.seen[p.subject.Name], p.subject.Intent().Without(restartAll)
+		if d.safe {
+			By("the safe order on " + s.name + ": capacity check, cordon, move, restart")
+			_, err := surgery.DropKubeletFeatures(ctx, e.DropInput(p.subject, s.name, s.node, without, avoid...))
+			Expect(err).NotTo(HaveOccurred())
+			continue
+		}
+		By("restarting the kubelet on " + s.name + " with " + surgery.FormatGatesOrNone(without.Gates) + " while its dependent runs")
+		_, err := surgery.SetKubeletGates(s.node, without.Gates)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	for _, p := range d.pairs {
+		s := d.seen[p.subject.Name]
+		e.WaitKubelet(ctx, s.name, "", p.subject.Intent().Without(restartAll).Gates)
+		if !d.safe {
+			s.failed = e.WaitPodFailed(ctx, ns, s.dependent).Status
+			continue
+		}
+		moved := e.WaitRunning(ctx, ns, s.dependent+"-moved")
+		s.movedPool = e.Node(ctx, moved.Spec.NodeName).Labels[topology.PoolLabel]
+	}
+	for pool, stop := range stops {
+		d.seen[pool].history = stop()
+	}
+}
+
+// restore starts every subject's restore, then waits for each.
+func (d *dropWave) restore(ctx SpecContext) {
+	if d.env == nil {
+		return
+	}
+	for _, p := range d.pairs {
+		if s, ok := d.seen[p.subject.Name]; ok {
+			d.env.StartRestore(ctx, p.subject, s.name, s.node, false)
+		}
+	}
+	for _, p := range d.pairs {
+		if s, ok := d.seen[p.subject.Name]; ok {
+			d.env.FinishRestore(ctx, p.subject, s.name)
+		}
+	}
+}
+
+// trap: restarting subject's kubelet without the feature fails its
+// running dependent.
+func trap(env func() *framework.Env, d *dropWave, subject topology.Pool) {
+	without := subject.Intent().Without(restartAll)
 	It(fmt.Sprintf("restarting the kubelet of %s without %s fails the running pods that need it (PodFeatureUnsupported): the trap the safe order avoids", framework.PoolDesc(subject), restartAll), func(ctx SpecContext) {
 		e := env()
-		name, node := e.PoolNode(ctx, subject)
-		ns := e.Namespace(ctx, "trap")
-		pod := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
-		Expect(pod.Spec.NodeName).To(Equal(name))
-		DeferCleanup(e.RestoreKubelet, subject, name, node, false, NodeTimeout(6*time.Minute))
-		By("restarting the kubelet with " + surgery.FormatGatesOrNone(without.Gates) + " while its dependent runs")
-		_, err := surgery.SetKubeletGates(node, without.Gates)
-		Expect(err).NotTo(HaveOccurred())
-		e.WaitKubelet(ctx, name, "", without.Gates)
-		failed := e.WaitPodFailed(ctx, ns, pod.Name)
-		Expect(failed.Status.Reason).To(Equal(fixtures.KubeletRejectionReason), "status %+v", failed.Status)
-		Expect(failed.Status.Message).To(ContainSubstring(fixtures.KubeletRejectionMessage(restartAll)))
-		e.WaitDeclared(ctx, name, without.MustDeclare())
-		framework.Record(report.Observation{Kind: report.KindFinding, Pool: subject.Name, Node: name, Feature: restartAll, OK: true,
-			Text: "kubelet restarted with the feature's gate off failed its running dependent pod: " + failed.Status.Reason})
+		d.ensure(ctx, e)
+		s := d.seen[subject.Name]
+		Expect(s.placedOn).To(Equal(s.name), "the dependent ran on the subject's node")
+		Expect(s.failed.Reason).To(Equal(fixtures.KubeletRejectionReason), "status %+v", s.failed)
+		Expect(s.failed.Message).To(ContainSubstring(fixtures.KubeletRejectionMessage(restartAll)))
+		e.WaitDeclared(ctx, s.name, without.MustDeclare())
+		framework.Record(report.Observation{Kind: report.KindFinding, Pool: subject.Name, Node: s.name, Feature: restartAll, OK: true,
+			Text: "kubelet restarted with the feature's gate off failed its running dependent pod: " + s.failed.Reason})
 	}, SpecTimeout(8*time.Minute))
+}
 
+// safeOrder: the safe order on subject moves its dependent to the
+// fallback before the gate goes.
+func safeOrder(t *topology.Topology, env func() *framework.Env, d *dropWave, pair dropPair) {
+	subject, fallback := pair.subject, pair.fallback
+	without := subject.Intent().Without(restartAll)
 	It(fmt.Sprintf("the safe order on %s moves dependent pods to %s before the gate goes: none is failed and the node stops declaring %s", framework.PoolDesc(subject), fallback.Name, restartAll), func(ctx SpecContext) {
 		e := env()
-		name, node := e.PoolNode(ctx, subject)
-		ns := e.Namespace(ctx, "safe")
-		pod := e.RunningPod(ctx, ns, "dependent", subject, probe.Apply)
-		DeferCleanup(e.RestoreKubelet, subject, name, node, false, NodeTimeout(6*time.Minute))
-		// Every state the original goes through, to its deletion: "none is
-		// failed" needs them all, not a look after it may be gone.
-		phases := e.WatchPod(ctx, ns, pod.Name)
-		By("the safe order: capacity check, cordon, move, restart")
-		_, err := surgery.DropKubeletFeatures(ctx, e.DropInput(subject, name, node, without))
-		Expect(err).NotTo(HaveOccurred())
-		e.WaitKubelet(ctx, name, "", without.Gates)
-		e.WaitDeclared(ctx, name, without.MustDeclare())
-
-		seen := phases()
-		Expect(seen.Deleting).To(BeTrue(), "the original is deleted once its replacement runs (seen: %v)", seen.Phases)
-		Expect(seen.Phases).NotTo(ContainElement(corev1.PodFailed), "the original was failed by its kubelet: %s", seen.Reason)
-		moved := e.WaitRunning(ctx, ns, pod.Name+"-moved")
-		Expect(e.Node(ctx, moved.Spec.NodeName).Labels[topology.PoolLabel]).To(Equal(fallback.Name))
+		d.ensure(ctx, e)
+		s := d.seen[subject.Name]
+		e.WaitDeclared(ctx, s.name, without.MustDeclare())
+		Expect(s.history.Deleting).To(BeTrue(), "the original is deleted once its replacement runs (seen: %v)", s.history.Phases)
+		Expect(s.history.Phases).NotTo(ContainElement(corev1.PodFailed), "the original was failed by its kubelet: %s", s.history.Reason)
+		Expect(s.movedPool).To(Equal(fallback.Name), "where the replacement runs")
 		By("uncordoned, the node no longer takes what it cannot run")
-		Expect(surgery.Cordon(ctx, e.Clientset, name, false)).To(Succeed())
-		res := e.Place(ctx, ns, framework.PoolPod("after", subject, probe.Apply))
-		Expect(res.Node).To(BeEmpty(), "feature pod bound to %s after it dropped the feature", name)
+		Expect(surgery.Cordon(ctx, e.Clientset, s.name, false)).To(Succeed())
+		ns := e.Namespace(ctx, "safe")
+		res := e.Place(ctx, ns, framework.PoolPod("after", subject, d.probe.Apply))
+		Expect(res.Node).To(BeEmpty(), "feature pod bound to %s after it dropped the feature", s.name)
 		Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)))
 	}, SpecTimeout(8*time.Minute))
+}
+
+func changePoolsOf(pairs []dropPair) string {
+	w := stoppedWave{pairs: pairs}
+	return w.poolNames()
 }
 
 // noCapacity asks the safe order to drop the feature on subject while no

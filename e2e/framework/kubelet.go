@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -55,8 +56,9 @@ func (e *Env) FinishRestore(ctx context.Context, pool topology.Pool, name string
 
 // DropInput is the safe procedure for the suite's probe pods on a node of
 // pool whose kubelet is to become after: bare pods are recreated as
-// "<name>-moved" on another pool that must declare what they need.
-func (e *Env) DropInput(pool topology.Pool, name string, node nodes.Node, after fixtures.Kubelet) surgery.DropInput {
+// "<name>-moved" on another pool that must declare what they need, and is
+// none of avoid (a wave's other subjects, about to lose it too).
+func (e *Env) DropInput(pool topology.Pool, name string, node nodes.Node, after fixtures.Kubelet, avoid ...string) surgery.DropInput {
 	t := e.Topology
 	return surgery.DropInput{
 		Clientset: e.Clientset, Node: node, NodeName: name, Gates: after.Gates,
@@ -74,7 +76,7 @@ func (e *Env) DropInput(pool topology.Pool, name string, node nodes.Node, after 
 						return false
 					}
 				}
-				return p.Name != pool.Name
+				return p.Name != pool.Name && !slices.Contains(avoid, p.Name)
 			})
 			if !ok {
 				return nil, fmt.Errorf("no other pool declares %v", needs)
