@@ -69,6 +69,39 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 			})
 		}
 	}
+	validatorEdges(cells, framework.CPMinor(t), env)
+}
+
+// validatorEdges are the validator's edge cases, once per control plane:
+// an update that needs a feature of a pod bound to a node that does not
+// exist is refused in its words; of a pod bound to none, it is not the
+// validator's to judge.
+func validatorEdges(cells []claims.Cell, cpMinor string, env func() *framework.Env) {
+	const absent = "ndfq-no-such-node"
+	for _, cell := range cells {
+		pool := cell.Pool
+		if cell.Kind != claims.Update || pool != claims.AbsentNode && pool != claims.NoNode {
+			continue
+		}
+		probe, _ := fixtures.UpdateProbeFor(cpMinor, cell.Feature)
+		node, claim := absent, fmt.Sprintf("an update that needs %s of a pod bound to a node that does not exist is rejected with 403: node %q not found", cell.Feature, absent)
+		if pool == claims.NoNode {
+			node, claim = "", fmt.Sprintf("an update that needs %s of a pod bound to no node is admitted: the validator judges bound pods only", cell.Feature)
+		}
+		if !cell.Applies() {
+			claim = "an update that needs a feature of a pod on " + pool
+		}
+		passIt(cell, claim, updateOrder, env, framework.ObserveUpdateWithoutNode(probe, node), func(ctx SpecContext, o framework.Observation) {
+			res := *o.Update
+			framework.RecordUpdate(cell, res)
+			if node == "" {
+				Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s of an unbound pod: %s", cell.Feature, res.Message)
+				return
+			}
+			Expect(res.Code).To(BeEquivalentTo(http.StatusForbidden), "update needing %s of a pod bound to %s: %d %s", cell.Feature, node, res.Code, res.Message)
+			Expect(res.Message).To(Equal(fixtures.UpdateNodeNotFound(res.Pod, node)))
+		})
+	}
 }
 
 // expectResizeOutcome: the declaring pool's kubelet applied an admitted

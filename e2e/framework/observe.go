@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
@@ -66,6 +67,36 @@ func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) Observ
 			return true, "", nil
 		})
 		o.Err = errText(err)
+		return o
+	}
+}
+
+// ObserveUpdateWithoutNode is the answer to an update that needs probe's
+// feature of a pod that has no node to judge it by: bound by spec.nodeName
+// to node, which does not exist, or (node "") bound to none, left to a
+// scheduler that does not run. The update comes at once: the pod garbage
+// collector deletes a pod bound to a missing node after its quarantine.
+func ObserveUpdateWithoutNode(probe fixtures.UpdateProbe, node string) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+		pod := fixtures.BasePod(name, topology.PoolLabel, "ndfq-no-such-pool")
+		probe.Apply(pod)
+		pod.Spec.NodeName = node
+		if node == "" {
+			pod.Spec.SchedulerName = "ndfq-no-such-scheduler"
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return Observation{Err: fmt.Sprintf("create pod %s: %v", name, err)}
+		}
+		res, err := probes.Update(ctx, cs, ns, name, probe.Subresource, probe.Patch)
+		res.Node = node
+		o := Observation{Node: node, Update: &res, Err: errText(err)}
+		if node != "" {
+			// No kubelet will confirm its deletion: it goes at once, or its
+			// namespace waits for the pod garbage collector.
+			if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && o.Err == "" {
+				o.Err = fmt.Sprintf("delete pod %s, bound to %s: %v", name, node, err)
+			}
+		}
 		return o
 	}
 }

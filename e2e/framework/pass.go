@@ -153,10 +153,10 @@ const passWorkers = 24
 // cell key. suite is the suite's description (Ginkgo's focus matches it).
 // The pass is bounded by wait-cell-pass: cells it did not finish are
 // left to their specs.
-func RunPass(ctx context.Context, e *Env, suite string) (map[string]Observation, error) {
+func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observation, ns string, err error) {
 	cells, err := selected(suite)
 	if err != nil || len(cells) == 0 {
-		return nil, err
+		return nil, "", err
 	}
 	start := time.Now()
 	// Its own client: two dozen pollers would starve the default rate limit.
@@ -164,11 +164,10 @@ func RunPass(ctx context.Context, e *Env, suite string) (map[string]Observation,
 	rc.QPS, rc.Burst = 100, 200
 	cs, err := kubernetes.NewForConfig(&rc)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	ns, err := passNamespace(ctx, cs)
-	if err != nil {
-		return nil, err
+	if ns, err = passNamespace(ctx, cs); err != nil {
+		return nil, "", err
 	}
 	defer func() {
 		// The namespace goes (its pods with it) before any spec runs: no
@@ -177,16 +176,13 @@ func RunPass(ctx context.Context, e *Env, suite string) (map[string]Observation,
 		defer cancel()
 		_ = cs.CoreV1().Pods(ns).DeleteCollection(dctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}, metav1.ListOptions{})
 		_ = cs.CoreV1().Namespaces().Delete(dctx, ns, metav1.DeleteOptions{})
-		e.deletedMu.Lock()
-		e.deleted = append(e.deleted, ns)
-		e.deletedMu.Unlock()
 	}()
 	bound := wait.MustGet(wait.CellPass).Timeout
 	pctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	e.Log.Printf("pass: observing %d cells at once in namespace %s (at most %d at a time, bound %s)", len(cells), ns, passWorkers, bound)
 
-	out := map[string]Observation{}
+	obs = map[string]Observation{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, passWorkers)
@@ -208,19 +204,19 @@ func RunPass(ctx context.Context, e *Env, suite string) (map[string]Observation,
 			o.Cell, o.InPass, o.Seconds = c.key, true, time.Since(t0).Seconds()
 			o.Evidence = cellEvidence(pctx, cs, e.Settings.Artifacts, c.key, ns, pod)
 			mu.Lock()
-			out[c.key] = o
+			obs[c.key] = o
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	failed := 0
-	for _, o := range out {
+	for _, o := range obs {
 		if o.Err != "" {
 			failed++
 		}
 	}
-	e.Log.Printf("pass: %d of %d cells observed in %s (%d could not be observed; their specs fail with why)", len(out), len(cells), time.Since(start).Round(time.Second), failed)
-	return out, nil
+	e.Log.Printf("pass: %d of %d cells observed in %s (%d could not be observed; their specs fail with why)", len(obs), len(cells), time.Since(start).Round(time.Second), failed)
+	return obs, ns, nil
 }
 
 func passNamespace(ctx context.Context, cs kubernetes.Interface) (string, error) {
@@ -244,11 +240,11 @@ func WithPass(ctx context.Context, s Settings, data []byte, suite string, log *p
 	if err != nil {
 		return nil, err
 	}
-	obs, err := RunPass(ctx, e, suite)
+	obs, ns, err := RunPass(ctx, e, suite)
 	if err != nil {
 		return nil, fmt.Errorf("pass: %w", err)
 	}
-	e.Shared.Observations = obs
+	e.Shared.Observations, e.Shared.PassNamespace = obs, ns
 	if len(obs) > 0 {
 		// The pass's record beside each cell's evidence: what a reader of
 		// ARTIFACTS sees without the suite's log.

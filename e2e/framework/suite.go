@@ -24,8 +24,10 @@ type Shared struct {
 	KubernetesVersion  string `json:"kubernetesVersion,omitempty"`
 	Kubeconfig         string `json:"kubeconfig"`
 	SchedulerMetricURL string `json:"schedulerMetricsURL"`
-	// Observations are the suite's pass, by cell key (WithPass).
-	Observations map[string]Observation `json:"observations,omitempty"`
+	// Observations are the suite's pass, by cell key (WithPass), made in
+	// PassNamespace, which every process waits gone at the suite's end.
+	Observations  map[string]Observation `json:"observations,omitempty"`
+	PassNamespace string                 `json:"passNamespace,omitempty"`
 }
 
 // Env is one process's view of the cluster under test.
@@ -81,7 +83,11 @@ func Attach(s Settings, data []byte, log *progress.Logger) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Settings: s, Topology: t, Cluster: c, Clientset: cs, Shared: sh, Log: log, evidence: &evidence{}}, nil
+	e := &Env{Settings: s, Topology: t, Cluster: c, Clientset: cs, Shared: sh, Log: log, evidence: &evidence{}}
+	if sh.PassNamespace != "" {
+		e.deleted = append(e.deleted, sh.PassNamespace)
+	}
+	return e, nil
 }
 
 // failedMarker records, across Ginkgo processes, that some spec failed.
