@@ -8,6 +8,7 @@ package e2e
 
 import (
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
@@ -59,6 +60,23 @@ func passIt(c claims.Cell, text string, order int, env func() *framework.Env, ob
 		framework.Plan(c, text, order, observe)
 	}
 	claimIt(c, text, func(ctx SpecContext) { assert(ctx, env().Observed(ctx, c, observe)) })
+}
+
+// waveStart makes a wave's change once, in whichever of its specs runs
+// first, and tells every spec of the wave how that went: a failure there
+// fails them all (a BeforeAll's would leave the others skipped, unreported).
+type waveStart struct {
+	tried bool
+	err   error
+}
+
+func (w *waveStart) once(change func(), what string, args ...any) {
+	GinkgoHelper()
+	if !w.tried {
+		w.tried = true
+		w.err = InterceptGomegaFailure(change)
+	}
+	Expect(w.err).NotTo(HaveOccurred(), append([]any{what}, args...)...)
 }
 
 // notApplicable is a claim this topology cannot ask: a spec that skips

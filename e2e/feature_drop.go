@@ -69,10 +69,9 @@ type dropWave struct {
 	pairs []dropPair
 	probe fixtures.SchedulingProbe
 	safe  bool
-	tried bool
-	err   error
-	env   *framework.Env
-	seen  map[string]*dropSeen // by subject pool
+	waveStart
+	env  *framework.Env
+	seen map[string]*dropSeen // by subject pool
 }
 
 type dropSeen struct {
@@ -87,11 +86,7 @@ type dropSeen struct {
 
 func (d *dropWave) ensure(ctx SpecContext, e *framework.Env) {
 	GinkgoHelper()
-	if !d.tried {
-		d.tried = true
-		d.err = InterceptGomegaFailure(func() { d.run(ctx, e) })
-	}
-	Expect(d.err).NotTo(HaveOccurred(), "turning %s off on %s", restartAll, changePoolsOf(d.pairs))
+	d.once(func() { d.run(ctx, e) }, "turning %s off on %s", restartAll, changePoolsOf(d.pairs))
 }
 
 func (d *dropWave) run(ctx SpecContext, e *framework.Env) {

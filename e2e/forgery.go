@@ -190,10 +190,9 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 // forgeryWave forges the same names on a node of every silent pool and
 // watches them all through one window of several status periods.
 type forgeryWave struct {
-	pools   []topology.Pool
-	forged  []string
-	tried   bool
-	err     error
+	pools  []topology.Pool
+	forged []string
+	waveStart
 	env     *framework.Env
 	nodes   map[string]string   // by pool
 	seen    map[string][]string // what a node declared whenever it differed from the forgery, else the forgery
@@ -202,11 +201,7 @@ type forgeryWave struct {
 
 func (w *forgeryWave) ensure(ctx SpecContext, e *framework.Env) {
 	GinkgoHelper()
-	if !w.tried {
-		w.tried = true
-		w.err = InterceptGomegaFailure(func() { w.run(ctx, e) })
-	}
-	Expect(w.err).NotTo(HaveOccurred(), "forging the silent pools' declarations")
+	w.once(func() { w.run(ctx, e) }, "forging the silent pools' declarations")
 }
 
 // run forges, then watches through watch-forgery's window (several

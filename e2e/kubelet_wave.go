@@ -48,8 +48,7 @@ func (c kubeletChange) publishes() bool { return c.after.MustDeclare() != nil }
 // wave with it. AfterAll restores every kubelet at once.
 type kubeletWave struct {
 	changes []kubeletChange
-	tried   bool
-	err     error
+	waveStart
 	env     *framework.Env
 	seen    map[string]*changeSeen // by pool
 	code    int                    // the one probe run's exit code
@@ -92,11 +91,7 @@ func kubeletWaveSpecs(name string, changes []kubeletChange, inputGetter func() f
 
 func (w *kubeletWave) ensure(ctx SpecContext, e *framework.Env) {
 	GinkgoHelper()
-	if !w.tried {
-		w.tried = true
-		w.err = InterceptGomegaFailure(func() { w.run(ctx, e) })
-	}
-	Expect(w.err).NotTo(HaveOccurred(), "changing the wave's kubelets (%s)", changePools(w.changes))
+	w.once(func() { w.run(ctx, e) }, "changing the wave's kubelets (%s)", changePools(w.changes))
 }
 
 // run changes every kubelet, then observes each step for all pools

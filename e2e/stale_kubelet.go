@@ -84,9 +84,8 @@ func probeHoldsStopped(inputGetter func() StaleKubeletSpecInput, w *stoppedWave,
 type stoppedWave struct {
 	pairs []dropPair
 	// also are pools stopped for the probe's claim alone.
-	also    []topology.Pool
-	tried   bool
-	err     error
+	also []topology.Pool
+	waveStart
 	env     *framework.Env
 	nodes   map[string]stoppedNode // by subject pool
 	code    int                    // the one probe run's exit code
@@ -102,11 +101,7 @@ type stoppedNode struct {
 // ensureStopped stops the wave once, and says how that went to every spec.
 func (w *stoppedWave) ensureStopped(ctx SpecContext, e *framework.Env) {
 	GinkgoHelper()
-	if !w.tried {
-		w.tried = true
-		w.err = InterceptGomegaFailure(func() { w.stop(ctx, e) })
-	}
-	Expect(w.err).NotTo(HaveOccurred(), "stopping the wave's kubelets (%s)", w.poolNames())
+	w.once(func() { w.stop(ctx, e) }, "stopping the wave's kubelets (%s)", w.poolNames())
 }
 
 // stop stops every subject's kubelet, waits until each node is NotReady
