@@ -99,7 +99,6 @@ func Plan(c claims.Cell, text string, order int, observe ObserveFunc) {
 // label filter let run (as Ginkgo decides it), slowest first.
 func selected(suite string) ([]plannedCell, error) {
 	cfg, _ := GinkgoConfiguration()
-	run := func(plannedCell) bool { return true }
 	var checks []func(plannedCell) bool
 	if cfg.LabelFilter != "" {
 		f, err := types.ParseLabelFilter(cfg.LabelFilter)
@@ -122,21 +121,11 @@ func selected(suite string) ([]plannedCell, error) {
 		}
 		checks = append(checks, func(p plannedCell) bool { return !re.MatchString(suite + " " + p.text) })
 	}
-	if len(checks) > 0 {
-		run = func(p plannedCell) bool {
-			for _, ok := range checks {
-				if !ok(p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
 	planMu.Lock()
 	defer planMu.Unlock()
 	var out []plannedCell
 	for _, p := range plan {
-		if run(p) {
+		if !slices.ContainsFunc(checks, func(ok func(plannedCell) bool) bool { return !ok(p) }) {
 			out = append(out, p)
 		}
 	}
@@ -170,8 +159,8 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 		return nil, "", err
 	}
 	defer func() {
-		// The namespace goes (its pods with it) before any spec runs: no
-		// disruptive scenario finds the pass's pods on its nodes.
+		// Its deletion starts before any spec runs: the safe order skips
+		// pods of a terminating namespace, and the suite's end waits it gone.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
 		defer cancel()
 		_ = cs.CoreV1().Pods(ns).DeleteCollection(dctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)}, metav1.ListOptions{})
