@@ -7,9 +7,12 @@
 package e2e
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
@@ -49,6 +52,9 @@ const (
 	placementOrder = iota
 	updateOrder
 	kubeletOrder
+	// streamingOrder is first: its streams wait their turn (one pod's at
+	// a time), so they are best begun while the other cells' pods start.
+	streamingOrder
 )
 
 // passIt is claimIt for a cell the suite's pass observes (framework.Plan):
@@ -56,8 +62,14 @@ const (
 // the pass did not.
 // env is the scenario's, set by its BeforeEach.
 func passIt(c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
+	sharedPassIt("", c, text, order, env, observe, assert)
+}
+
+// sharedPassIt is passIt for a cell that one observation answers together
+// with the other cells of group (framework.PlanShared).
+func sharedPassIt(group string, c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
 	if c.Applies() {
-		framework.Plan(c, text, order, observe)
+		framework.PlanShared(group, c, text, order, observe)
 	}
 	claimIt(c, text, func(ctx SpecContext) { assert(ctx, env().Observed(ctx, c, observe)) })
 }
@@ -77,6 +89,24 @@ func (w *waveStart) once(change func(), what string, args ...any) {
 		w.err = InterceptGomegaFailure(change)
 	}
 	Expect(w.err).NotTo(HaveOccurred(), append([]any{what}, args...)...)
+}
+
+// joinPools names pools in a container's or a failure's text.
+func joinPools(pools []topology.Pool) string {
+	names := make([]string, len(pools))
+	for i, p := range pools {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// subjectsOf are the pairs' subject pools.
+func subjectsOf(pairs []dropPair) []topology.Pool {
+	out := make([]topology.Pool, len(pairs))
+	for i, p := range pairs {
+		out[i] = p.subject
+	}
+	return out
 }
 
 // notApplicable is a claim this topology cannot ask: a spec that skips

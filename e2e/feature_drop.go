@@ -18,6 +18,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
@@ -34,26 +35,35 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("FeatureDropSpec"); e = in.Env })
 
+	cells := claims.Matrix(t)
 	pairs, why := dropSubjects(t)
 	if why != "" {
 		notApplicable("turning "+restartAll+" off on a running kubelet: the trap, the safe order and the no-capacity refusal", why)
+		for _, c := range cells {
+			if c.Kind == claims.Queueing {
+				claimIt(c, fmt.Sprintf("a pod refused for lack of %s on pool %s is bound once the node declares it again", restartAll, c.Pool), nil)
+			}
+		}
 		return
 	}
 	env := func() *framework.Env { return e }
 	probe := framework.SchedulingProbe(t, restartAll)
 	for i, wave := range stopWaves(t, pairs) {
 		d := &dropWave{pairs: wave, probe: probe}
-		Context(fmt.Sprintf("trap wave %d: %s restarted without %s at once", i+1, changePoolsOf(wave), restartAll), Ordered, ContinueOnFailure, func() {
+		Context(fmt.Sprintf("trap wave %d: %s restarted without %s at once", i+1, joinPools(subjectsOf(wave)), restartAll), Ordered, ContinueOnFailure, func() {
 			AfterAll(func(ctx SpecContext) { d.restore(ctx) }, NodeTimeout(6*time.Minute))
 			for _, pair := range wave {
 				trap(env, d, pair.subject)
 			}
 		})
 		s := &dropWave{pairs: wave, probe: probe, safe: true}
-		Context(fmt.Sprintf("safe-order wave %d: %s at once", i+1, changePoolsOf(wave)), Ordered, ContinueOnFailure, func() {
+		Context(fmt.Sprintf("safe-order wave %d: %s at once", i+1, joinPools(subjectsOf(wave))), Ordered, ContinueOnFailure, func() {
 			AfterAll(func(ctx SpecContext) { s.restore(ctx) }, NodeTimeout(6*time.Minute))
 			for _, pair := range wave {
 				safeOrder(t, env, s, pair)
+			}
+			for _, pair := range wave {
+				queueing(t, env, s, claims.Find(cells, claims.Queueing, pair.subject.Name, restartAll), pair.subject)
 			}
 		})
 	}
@@ -72,6 +82,10 @@ type dropWave struct {
 	waveStart
 	env  *framework.Env
 	seen map[string]*dropSeen // by subject pool
+	// The safe order's restore, with pods waiting for the feature (queueing).
+	queue    waveStart
+	queued   map[string]*queued // by subject pool
+	restored bool
 }
 
 type dropSeen struct {
@@ -86,7 +100,7 @@ type dropSeen struct {
 
 func (d *dropWave) ensure(ctx SpecContext, e *framework.Env) {
 	GinkgoHelper()
-	d.once(func() { d.run(ctx, e) }, "turning %s off on %s", restartAll, changePoolsOf(d.pairs))
+	d.once(func() { d.run(ctx, e) }, "turning %s off on %s", restartAll, joinPools(subjectsOf(d.pairs)))
 }
 
 func (d *dropWave) run(ctx SpecContext, e *framework.Env) {
@@ -138,15 +152,29 @@ func (d *dropWave) run(ctx SpecContext, e *framework.Env) {
 	}
 }
 
-// restore starts every subject's restore, then waits for each.
+// restore starts every subject's restore, then waits for each; once.
 func (d *dropWave) restore(ctx SpecContext) {
-	if d.env == nil {
+	d.startRestore(ctx)
+	d.finishRestore(ctx)
+}
+
+func (d *dropWave) startRestore(ctx SpecContext) {
+	GinkgoHelper()
+	if d.env == nil || d.restored {
 		return
 	}
+	d.restored = true
 	for _, p := range d.pairs {
 		if s, ok := d.seen[p.subject.Name]; ok {
 			d.env.StartRestore(ctx, p.subject, s.name, s.node, false)
 		}
+	}
+}
+
+func (d *dropWave) finishRestore(ctx SpecContext) {
+	GinkgoHelper()
+	if d.env == nil {
+		return
 	}
 	for _, p := range d.pairs {
 		if s, ok := d.seen[p.subject.Name]; ok {
@@ -192,11 +220,6 @@ func safeOrder(t *topology.Topology, env func() *framework.Env, d *dropWave, pai
 		Expect(res.Node).To(BeEmpty(), "feature pod bound to %s after it dropped the feature", s.name)
 		Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)))
 	}, SpecTimeout(8*time.Minute))
-}
-
-func changePoolsOf(pairs []dropPair) string {
-	w := stoppedWave{pairs: pairs}
-	return w.poolNames()
 }
 
 // noCapacity asks the safe order to drop the feature on subject while no

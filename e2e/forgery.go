@@ -23,6 +23,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
 )
@@ -46,7 +47,7 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
 		lacking, ok := framework.PoolWhere(t.Pools(), framework.Lacks(probe.Feature))
 		claim := "a node labelled " + probe.Feature + "=true, which it does not declare, still refuses a pod that needs it"
-		switch why := whyNoRefusal(t); {
+		switch why := claims.WhyNoRefusal(t); {
 		case !t.APIServer().Enables(probe.APIServerGate):
 			notApplicable(claim, "kube-apiserver has "+probe.APIServerGate+" off in this topology: no pod can need "+probe.Feature)
 			continue
@@ -150,7 +151,7 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 	// feature there.
 	forged := []string{forgedName}
 	consequence := ""
-	if whyNoRefusal(t) == "" {
+	if claims.WhyNoRefusal(t) == "" {
 		forged = []string{forgedName, restartAll}
 		consequence = fmt.Sprintf("; a pod that needs %s is then bound there", restartAll)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 // GateRollbackSpecInput is the input of GateRollbackSpec.
@@ -22,7 +23,7 @@ type GateRollbackSpecInput struct{ framework.SpecInput }
 func GateRollbackSpec(_ context.Context, inputGetter func() GateRollbackSpecInput) {
 	t := inputGetter().Topology
 	const claim = "rolling back NodeDeclaredFeatures on a kubelet leaves its declarations in place until they are cleared"
-	if why := whyNoRefusal(t); why != "" {
+	if why := claims.WhyNoRefusal(t); why != "" {
 		BeforeEach(func() { inputGetter().Check("GateRollbackSpec") })
 		notApplicable(claim, why)
 		return

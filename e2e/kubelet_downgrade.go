@@ -12,6 +12,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 // KubeletDowngradeSpecInput is the input of KubeletDowngradeSpec.
@@ -24,7 +25,7 @@ func KubeletDowngradeSpec(_ context.Context, inputGetter func() KubeletDowngrade
 	t := inputGetter().Topology
 
 	const claim = "downgrading a publishing kubelet in place to the minor before it"
-	if why := whyNoRefusal(t); why != "" {
+	if why := claims.WhyNoRefusal(t); why != "" {
 		BeforeEach(func() { inputGetter().Check("KubeletDowngradeSpec") })
 		notApplicable(claim, why)
 		return

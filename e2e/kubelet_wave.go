@@ -251,9 +251,9 @@ func (w *kubeletWave) restore(ctx SpecContext) {
 }
 
 func changePools(changes []kubeletChange) string {
-	var names []string
-	for _, c := range changes {
-		names = append(names, c.pool.Name)
+	pools := make([]topology.Pool, len(changes))
+	for i, c := range changes {
+		pools[i] = c.pool
 	}
-	return strings.Join(names, ", ")
+	return joinPools(pools)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,7 +15,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
-	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
 )
@@ -212,56 +211,24 @@ func stopWaves(t *topology.Topology, pairs []dropPair) [][]dropPair {
 }
 
 // poolNames are the pools the wave stops.
-func (w *stoppedWave) poolNames() string {
-	var names []string
-	for _, p := range w.pairs {
-		names = append(names, p.subject.Name)
-	}
-	for _, p := range w.also {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
-}
+func (w *stoppedWave) poolNames() string { return joinPools(append(subjectsOf(w.pairs), w.also...)) }
 
 // dropPair is a worker pool whose kubelets declare the placement feature
 // and may turn it off, and another pool (the control plane's included)
 // that keeps it for pods to move to.
 type dropPair struct{ subject, fallback topology.Pool }
 
-// dropSubjects is one such pair per kubelet minor (every publishing kind
-// of kubelet gets the scenario). why says what the topology lacks where it
-// has none, or its control plane refuses nothing.
+// dropSubjects is one pair per subject of claims.DropSubjects (every
+// publishing kind of kubelet gets the scenario), each with a pool that
+// keeps the feature. why says what the topology lacks where it has none,
+// or that its control plane refuses nothing.
 func dropSubjects(t *topology.Topology) (pairs []dropPair, why string) {
-	if why := whyNoRefusal(t); why != "" {
-		return nil, why
-	}
-	subjects := framework.PoolsPerMinor(t.Workers, func(p topology.Pool) bool {
-		return p.Intent().Declares(restartAll) && p.Intent().CanTurnOff(restartAll)
-	})
-	if len(subjects) == 0 {
-		return nil, "no worker pool declares " + restartAll + " with a gate that may be turned off"
-	}
+	subjects, why := claims.DropSubjects(t)
 	for _, subject := range subjects {
-		fallback, ok := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
+		fallback, _ := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool {
 			return p.Intent().Declares(restartAll) && p.Name != subject.Name
 		})
-		if !ok {
-			return nil, "no second pool declares " + restartAll + " for its pods to move to"
-		}
 		pairs = append(pairs, dropPair{subject, fallback})
 	}
-	return pairs, ""
-}
-
-// whyNoRefusal is "" where t's control plane refuses pods that need the
-// placement feature; otherwise why it refuses nothing (the staged-rollout
-// scenario starts there).
-func whyNoRefusal(t *topology.Topology) string {
-	switch {
-	case !t.Scheduler().Enables(fixtures.NodeDeclaredFeatures):
-		return "kube-scheduler has NodeDeclaredFeatures off in this topology: nothing refuses a pod (the staged rollout covers that stage)"
-	case !t.APIServer().Enables(restartAll):
-		return "kube-apiserver has " + restartAll + " off in this topology: it drops the field, so no pod can need the feature"
-	}
-	return ""
+	return pairs, why
 }

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -27,7 +29,7 @@ import (
 // ObservePlacement is the scheduler's decision for a pod shaped by shape
 // (nil: a control pod) steered to pool.
 func ObservePlacement(pool topology.Pool, shape func(*corev1.Pod)) ObserveFunc {
-	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		res, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, shape))
 		return Observation{Node: res.Node, Placement: &res, Err: errText(err)}
 	}
@@ -35,7 +37,7 @@ func ObservePlacement(pool topology.Pool, shape func(*corev1.Pod)) ObserveFunc {
 
 // ObserveControlUpdate is the answer to a control update of a running pod on pool.
 func ObserveControlUpdate(pool topology.Pool, ctl fixtures.ControlUpdate) ObserveFunc {
-	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		_, res, err := startedAndUpdated(ctx, cs, ns, name, pool, ctl.Apply, nil, ctl.Subresource, ctl.Patch)
 		return Observation{Node: res.Node, Update: &res, Err: errText(err)}
 	}
@@ -45,7 +47,7 @@ func ObserveControlUpdate(pool topology.Pool, ctl fixtures.ControlUpdate) Observ
 // feature of a pod on pool and, where it was admitted, what the kubelet
 // then did with it: applied it, or called it infeasible.
 func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) ObserveFunc {
-	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		pod, res, err := startedAndUpdated(ctx, cs, ns, name, pool, probe.Apply, probe.Started, probe.Subresource, probe.Patch)
 		o := Observation{Node: res.Node, Update: &res, Err: errText(err)}
 		if err != nil || !res.Admitted() || probe.Applied == nil {
@@ -77,7 +79,7 @@ func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) Observ
 // scheduler that does not run. The update comes at once: the pod garbage
 // collector deletes a pod bound to a missing node after its quarantine.
 func ObserveUpdateWithoutNode(probe fixtures.UpdateProbe, node string) ObserveFunc {
-	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		pod := fixtures.BasePod(name, topology.PoolLabel, "ndfq-no-such-pool")
 		probe.Apply(pod)
 		pod.Spec.NodeName = node
@@ -126,7 +128,7 @@ func startedAndUpdated(ctx context.Context, cs kubernetes.Interface, ns, name st
 // honoured or ignored (as the pod reports it, or, for a rule, whether the
 // sibling restarted when main exited).
 func ObserveKubelet(pool topology.Pool, probe fixtures.SchedulingProbe) ObserveFunc {
-	return func(ctx context.Context, cs kubernetes.Interface, ns, name string) Observation {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		node, err := firstNodeOf(ctx, cs, pool)
 		if err != nil {
 			return Observation{Err: err.Error()}
@@ -234,4 +236,91 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// streamMu keeps one pod's streams alone in the apiservers' route counts
+// while they are read before and after: nothing else in the suite execs,
+// attaches or forwards a port, so the counts that grow are that pod's.
+var streamMu sync.Mutex
+
+// ObserveStreaming is what exec, attach, port-forward and logs of a
+// fixtures.StreamingPod on pool showed and, where routes says the control
+// plane counts them, how the apiservers routed each stream.
+func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, ns, name string) Observation {
+		placed, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, fixtures.StreamingPod))
+		if err == nil && placed.Node == "" {
+			err = fmt.Errorf("pod %s not bound on %s: %s", name, pool.Name, placed.Message)
+		}
+		if err == nil {
+			_, err = wait.ForPodRunning(ctx, cs, ns, name)
+		}
+		o := Observation{Node: placed.Node}
+		if err != nil {
+			o.Err = err.Error()
+			return o
+		}
+		streamMu.Lock()
+		defer streamMu.Unlock()
+		var before, after map[string]float64
+		if routes {
+			if before, err = probes.StreamRouteCounts(ctx, cfg, cs); err != nil {
+				o.Err = "route counts before the streams: " + err.Error()
+				return o
+			}
+		}
+		for _, op := range fixtures.StreamOps {
+			o.Streams = append(o.Streams, probes.Stream(ctx, cfg, cs, ns, name, op))
+		}
+		if routes {
+			if after, err = probes.StreamRouteCounts(ctx, cfg, cs); err != nil {
+				o.Err = "route counts after the streams: " + err.Error()
+				return o
+			}
+			for i, s := range o.Streams {
+				if s.Op.Routed() {
+					o.Streams[i].Route = probes.RouteBetween(before, after, s.Op)
+				}
+			}
+		}
+		return o
+	}
+}
+
+// ObservePreemption holds every node of pool with a default-priority pod
+// on port, then places a pod of a higher priority that needs probe's
+// feature and the same port: what the scheduler preempted for it. The
+// priority class is the observation's own, deleted when it ends.
+func ObservePreemption(pool topology.Pool, probe fixtures.SchedulingProbe, port int32) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
+		var held []string
+		for i := range pool.Count {
+			h := fmt.Sprintf("%s-held-%d", name, i)
+			placed, err := probes.Place(ctx, cs, ns, PoolPod(h, pool, fixtures.HoldPort(port)))
+			if err == nil && placed.Node == "" {
+				err = fmt.Errorf("pod %s, holding port %d, not bound on %s: %s", h, port, pool.Name, placed.Message)
+			}
+			if err == nil {
+				_, err = wait.ForPodRunning(ctx, cs, ns, h)
+			}
+			if err != nil {
+				return Observation{Err: err.Error()}
+			}
+			held = append(held, h)
+		}
+		class := fixtures.PreemptorClass(ns + "-" + name)
+		if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			return Observation{Err: fmt.Sprintf("create PriorityClass %s: %v", class.Name, err)}
+		}
+		defer func() {
+			_ = cs.SchedulingV1().PriorityClasses().Delete(context.WithoutCancel(ctx), class.Name, metav1.DeleteOptions{})
+		}()
+		pod := PoolPod(name, pool, func(p *corev1.Pod) {
+			probe.Apply(p)
+			fixtures.HoldPort(port)(p)
+			p.Spec.PriorityClassName = class.Name
+		})
+		res, err := probes.Preempt(ctx, cs, ns, pod, held)
+		return Observation{Node: res.Node, Preemption: &res, Err: errText(err)}
+	}
 }

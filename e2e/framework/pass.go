@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/ndfq/ndfq/fixtures/claims"
@@ -44,8 +45,11 @@ type Observation struct {
 	Update    *probes.UpdateResult `json:"update,omitempty"`
 	// Resize is what a declaring kubelet did with an admitted update:
 	// ResizeApplied or the kubelet's Infeasible message.
-	Resize  string         `json:"resize,omitempty"`
-	Kubelet *KubeletResult `json:"kubelet,omitempty"`
+	Resize     string             `json:"resize,omitempty"`
+	Kubelet    *KubeletResult     `json:"kubelet,omitempty"`
+	Preemption *probes.Preemption `json:"preemption,omitempty"`
+	// Streams are the streaming operations' outcomes, in fixtures.StreamOps order.
+	Streams []probes.StreamOutcome `json:"streams,omitempty"`
 	// Evidence is the pod and its events as last seen, under ARTIFACTS.
 	Evidence string  `json:"evidence,omitempty"`
 	Seconds  float64 `json:"seconds"`
@@ -62,10 +66,11 @@ type KubeletResult struct {
 // ResizeApplied is Observation.Resize where the kubelet applied the update.
 const ResizeApplied = "applied"
 
-// ObserveFunc makes one cell's observation with a pod named pod in ns. It
-// runs in a goroutine beside the others of its pass: it returns what went
-// wrong in Err and never calls Gomega or Ginkgo.
-type ObserveFunc func(ctx context.Context, cs kubernetes.Interface, ns, pod string) Observation
+// ObserveFunc makes one cell's observation with a pod named pod in ns
+// (cfg is cs's own, for streams a clientset cannot make). It runs in a
+// goroutine beside the others of its pass: it returns what went wrong in
+// Err and never calls Gomega or Ginkgo.
+type ObserveFunc func(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, ns, pod string) Observation
 
 type plannedCell struct {
 	key     string
@@ -73,6 +78,9 @@ type plannedCell struct {
 	labels  []string
 	order   int // longer observations start first
 	observe ObserveFunc
+	// group names cells one observation answers together ("" for none):
+	// the pass makes it once for all of them.
+	group string
 }
 
 var (
@@ -84,6 +92,12 @@ var (
 // text is its spec's own text (the containers' come from Ginkgo). order
 // starts slower kinds of observation first.
 func Plan(c claims.Cell, text string, order int, observe ObserveFunc) {
+	PlanShared("", c, text, order, observe)
+}
+
+// PlanShared is Plan for a cell whose observation answers every cell
+// planned with the same group: the pass observes once for all of them.
+func PlanShared(group string, c claims.Cell, text string, order int, observe ObserveFunc) {
 	r := CurrentTreeConstructionNodeReport()
 	var labels []string
 	for _, ls := range r.ContainerHierarchyLabels {
@@ -92,7 +106,23 @@ func Plan(c claims.Cell, text string, order int, observe ObserveFunc) {
 	planMu.Lock()
 	defer planMu.Unlock()
 	plan = append(plan, plannedCell{key: c.Key(), text: strings.Join(append(slices.Clone(r.ContainerHierarchyTexts), text), " "),
-		labels: labels, order: order, observe: observe})
+		labels: labels, order: order, observe: observe, group: group})
+}
+
+// passRuns are the selected cells by observation: a grouped cell joins
+// the first run of its group, every other cell is a run of its own.
+func passRuns(cells []plannedCell) [][]plannedCell {
+	var runs [][]plannedCell
+	first := map[string]int{}
+	for _, c := range cells {
+		if i, ok := first[c.group]; ok && c.group != "" {
+			runs[i] = append(runs[i], c)
+			continue
+		}
+		first[c.group] = len(runs)
+		runs = append(runs, []plannedCell{c})
+	}
+	return runs
 }
 
 // selected is the planned cells whose specs this run's focus, skip and
@@ -175,7 +205,7 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, passWorkers)
-	for i, c := range cells {
+	for i, run := range passRuns(cells) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -186,14 +216,17 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 			}
 			defer func() { <-slots }()
 			t0, pod := time.Now(), fmt.Sprintf("cell-%03d", i)
-			o := c.observe(pctx, cs, ns, pod)
+			o := run[0].observe(pctx, cs, &rc, ns, pod)
 			if pctx.Err() != nil {
-				return // cut off by the bound: its spec observes it
+				return // cut off by the bound: its specs observe it
 			}
-			o.Cell, o.InPass, o.Seconds = c.key, true, time.Since(t0).Seconds()
-			o.Evidence = cellEvidence(pctx, cs, e.Settings.Artifacts, c.key, ns, pod)
+			o.InPass, o.Seconds = true, time.Since(t0).Seconds()
+			o.Evidence = cellEvidence(pctx, cs, e.Settings.Artifacts, run[0].key, ns, pod)
 			mu.Lock()
-			obs[c.key] = o
+			for _, c := range run {
+				o.Cell = c.key
+				obs[c.key] = o
+			}
 			mu.Unlock()
 		}()
 	}
@@ -264,7 +297,7 @@ func (e *Env) Observed(ctx context.Context, c claims.Cell, observe ObserveFunc) 
 		By("observed by this spec: the suite's pass did not observe this cell")
 		t0 := time.Now()
 		ns := e.Namespace(ctx, "cell")
-		o = observe(ctx, e.Clientset, ns, "cell")
+		o = observe(ctx, e.Clientset, e.Cluster.Client.RESTConfig(), ns, "cell")
 		o.Cell, o.Seconds = c.Key(), time.Since(t0).Seconds()
 		o.Evidence = cellEvidence(ctx, e.Clientset, e.Settings.Artifacts, c.Key(), ns, "cell")
 	}

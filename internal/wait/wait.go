@@ -44,10 +44,19 @@ const (
 	ForgeryWindow Name = "watch-forgery"
 	// CellPass bounds the suite's pass: every non-disruptive cell observed at once.
 	CellPass Name = "wait-cell-pass"
+	// StreamOp bounds one exec, attach, port-forward or logs of a pod.
+	StreamOp Name = "wait-stream-op"
+	// QueueingNudge is how long pods refused for lack of a feature are
+	// watched after an update of their node that declares nothing new.
+	QueueingNudge Name = "watch-queueing-nudge"
+	// QueueingBind is the queueing claim's bound: from the node declaring
+	// the feature to the waiting pod bound (the scheduler's backoff is
+	// minutes).
+	QueueingBind Name = "wait-queueing-bind"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass, StreamOp, QueueingNudge, QueueingBind}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
