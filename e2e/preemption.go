@@ -32,11 +32,7 @@ func PreemptionSpec(_ context.Context, inputGetter func() PreemptionSpecInput) {
 
 	cells := claims.Matrix(t)
 	for i, pool := range t.Pools() {
-		for _, c := range cells {
-			if c.Kind != claims.Preemption || c.Pool != pool.Name {
-				continue
-			}
-			cell := c
+		for _, cell := range claims.OfPool(cells, claims.Preemption, pool.Name) {
 			text := fmt.Sprintf("a high-priority pod that needs %s preempts a low-priority pod on %s, which declares it", cell.Feature, framework.PoolDesc(pool))
 			if cell.Expect != fixtures.Preempted {
 				text = fmt.Sprintf("a high-priority pod that needs %s evicts no pod on %s, which does not declare it: the node is no preemption candidate", cell.Feature, framework.PoolDesc(pool))

@@ -34,11 +34,7 @@ func ResourceSliceSpec(_ context.Context, inputGetter func() ResourceSliceSpecIn
 
 	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
-		for _, c := range cells {
-			if c.Kind != claims.ResourceSlice || c.Pool != pool.Name {
-				continue
-			}
-			cell := c
+		for _, cell := range claims.OfPool(cells, claims.ResourceSlice, pool.Name) {
 			allocatable := cell.Feature == fixtures.DRANodeAllocatableResources
 			text := fmt.Sprintf("a ResourceSlice without node allocatable resources for a node of %s is admitted", framework.PoolDesc(pool))
 			switch {
@@ -77,11 +73,7 @@ func ResourceSliceSpec(_ context.Context, inputGetter func() ResourceSliceSpecIn
 // words; one mapped to no node never reaches it (validation's 422).
 func sliceEdges(cells []claims.Cell, env func() *framework.Env) {
 	const absent = "ndfq-no-such-node"
-	for _, c := range cells {
-		if c.Kind != claims.ResourceSlice || (c.Pool != claims.AbsentNode && c.Pool != claims.NoNode) {
-			continue
-		}
-		cell := c
+	for _, cell := range append(claims.OfPool(cells, claims.ResourceSlice, claims.AbsentNode), claims.OfPool(cells, claims.ResourceSlice, claims.NoNode)...) {
 		node, name := absent, "ndfq-absent-node"
 		text := "a ResourceSlice that maps node allocatable resources to a node that does not exist is rejected with 403 and the validator's message"
 		if cell.Pool == claims.NoNode {

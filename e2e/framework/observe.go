@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -320,6 +321,18 @@ func ObservePreemption(pool topology.Pool, probe fixtures.SchedulingProbe, port 
 			fixtures.HoldPort(port)(p)
 			p.Spec.PriorityClassName = class.Name
 		})
+		// The Priority admission plugin reads classes from its informer: a
+		// new class is unknown to it for a moment.
+		err := wait.Until(ctx, wait.API, "PriorityClass "+class.Name+" known to admission", func(ctx context.Context) (bool, string, error) {
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no PriorityClass with name") {
+				return false, err.Error(), nil
+			}
+			return true, "", err
+		})
+		if err != nil {
+			return Observation{Err: err.Error()}
+		}
 		res, err := probes.Preempt(ctx, cs, ns, pod, held)
 		return Observation{Node: res.Node, Preemption: &res, Err: errText(err)}
 	}
