@@ -46,18 +46,20 @@ type StreamOutcome struct {
 func Stream(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, ns, pod string, op fixtures.StreamOp) StreamOutcome {
 	ctx, cancel := context.WithTimeout(ctx, wait.MustGet(wait.StreamOp).Timeout)
 	defer cancel()
-	var got string
+	var got, want string
 	var err error
-	want := map[fixtures.StreamOp]string{fixtures.StreamExec: fixtures.StreamExecLine, fixtures.StreamAttach: fixtures.StreamAttachLine,
-		fixtures.StreamPortForward: fixtures.StreamForwardLine, fixtures.StreamLogs: fixtures.StreamLogLine}[op]
 	switch op {
 	case fixtures.StreamExec:
+		want = fixtures.StreamExecLine
 		got, err = execEcho(ctx, cfg, cs, ns, pod)
 	case fixtures.StreamAttach:
+		want = fixtures.StreamAttachLine
 		got, err = attachEcho(ctx, cfg, cs, ns, pod)
 	case fixtures.StreamPortForward:
+		want = fixtures.StreamForwardLine
 		got, err = forwardRead(ctx, cfg, cs, ns, pod)
 	case fixtures.StreamLogs:
+		want = fixtures.StreamLogLine
 		var raw []byte
 		raw, err = cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
 		got = string(raw)
