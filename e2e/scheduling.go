@@ -5,10 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
@@ -61,6 +64,46 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 				Expect(res.Node).To(BeEmpty(), "pod needing %s was bound to %s in pool %s, which does not declare it", probe.Feature, res.Node, pool.Name)
 				Expect(res.Unschedulable).To(BeTrue())
 				Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(cpMinor, probe.Feature)), "refusal on %s", pool.Name)
+			})
+		}
+	}
+	pairs(t, cells, env)
+}
+
+// pairs: a pod that needs two features at once is bound only where the
+// pool declares both; one of the two is not enough.
+func pairs(t *topology.Topology, cells []claims.Cell, env func() *framework.Env) {
+	cpMinor := framework.CPMinor(t)
+	for _, pool := range t.Pools() {
+		for _, cell := range claims.OfPool(cells, claims.Placement, pool.Name) {
+			pair := claims.PairFeatures(cell)
+			if pair == nil && cell.Feature != claims.NoPair {
+				continue
+			}
+			claim := fmt.Sprintf("a pod that needs %s at once is refused on %s, which does not declare both", cell.Feature, framework.PoolDesc(pool))
+			if cell.Expect == claims.Bound {
+				claim = fmt.Sprintf("a pod that needs %s at once is bound on %s, which declares both", cell.Feature, framework.PoolDesc(pool))
+			}
+			var observe framework.ObserveFunc
+			if cell.Applies() {
+				first, second := framework.SchedulingProbe(t, pair[0]), framework.SchedulingProbe(t, pair[1])
+				observe = framework.ObservePlacement(pool, func(p *corev1.Pod) { first.Apply(p); second.Apply(p) })
+			}
+			passIt(cell, claim, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+				res := *o.Placement
+				framework.RecordPlacement(cell, res)
+				if cell.Expect == claims.Bound {
+					Expect(res.Node).NotTo(BeEmpty(), "pod needing %s refused on %s: %s", cell.Feature, pool.Name, res.Message)
+					return
+				}
+				Expect(res.Node).To(BeEmpty(), "pod needing %s was bound to %s in pool %s, which does not declare both", cell.Feature, res.Node, pool.Name)
+				Expect(res.Unschedulable).To(BeTrue())
+				Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(cpMinor, "")), "refusal on %s", pool.Name)
+				if strings.Contains(fixtures.SchedulerRefusal(cpMinor, "X"), "X") {
+					for _, f := range pair { // 1.35 names each unsatisfied requirement, in no set order
+						Expect(res.Message).To(ContainSubstring(f), "refusal on %s", pool.Name)
+					}
+				}
 			})
 		}
 	}
