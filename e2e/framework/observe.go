@@ -107,20 +107,27 @@ func ObserveUpdateWithoutNode(probe fixtures.UpdateProbe, node string) ObserveFu
 // startedAndUpdated places a shaped pod on pool, waits until started says
 // it is ready for the update (nil: Running and Ready) and sends the patch.
 func startedAndUpdated(ctx context.Context, cs kubernetes.Interface, ns, name string, pool topology.Pool, shape func(*corev1.Pod), started func(*corev1.Pod) bool, subresource string, patch []byte) (*corev1.Pod, probes.UpdateResult, error) {
-	placed, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, shape))
+	pod, node, err := startedOn(ctx, cs, ns, name, pool, shape, started)
 	if err != nil {
-		return nil, probes.UpdateResult{Pod: name}, err
-	}
-	if placed.Node == "" {
-		return nil, probes.UpdateResult{Pod: name}, fmt.Errorf("pod %s not bound on %s: %s", name, pool.Name, placed.Message)
-	}
-	pod, err := wait.ForPodStarted(ctx, cs, ns, name, started)
-	if err != nil {
-		return nil, probes.UpdateResult{Pod: name, Node: placed.Node}, err
+		return nil, probes.UpdateResult{Pod: name, Node: node}, err
 	}
 	res, err := probes.Update(ctx, cs, ns, name, subresource, patch)
-	res.Node = placed.Node
+	res.Node = node
 	return pod, res, err
+}
+
+// startedOn places a shaped pod on pool and waits until started says it
+// is (nil: Running and Ready); node is where it was bound, "" if nowhere.
+func startedOn(ctx context.Context, cs kubernetes.Interface, ns, name string, pool topology.Pool, shape func(*corev1.Pod), started func(*corev1.Pod) bool) (pod *corev1.Pod, node string, err error) {
+	placed, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, shape))
+	if err != nil {
+		return nil, "", err
+	}
+	if placed.Node == "" {
+		return nil, "", fmt.Errorf("pod %s not bound on %s: %s", name, pool.Name, placed.Message)
+	}
+	pod, err = wait.ForPodStarted(ctx, cs, ns, name, started)
+	return pod, placed.Node, err
 }
 
 // ObserveKubelet binds a pod that needs probe's feature, shaped by its
@@ -249,14 +256,8 @@ var streamMu sync.Mutex
 // plane counts them, how the apiservers routed each stream.
 func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, ns, name string) Observation {
-		placed, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, fixtures.StreamingPod))
-		if err == nil && placed.Node == "" {
-			err = fmt.Errorf("pod %s not bound on %s: %s", name, pool.Name, placed.Message)
-		}
-		if err == nil {
-			_, err = wait.ForPodRunning(ctx, cs, ns, name)
-		}
-		o := Observation{Node: placed.Node}
+		_, node, err := startedOn(ctx, cs, ns, name, pool, fixtures.StreamingPod, nil)
+		o := Observation{Node: node}
 		if err != nil {
 			o.Err = err.Error()
 			return o
@@ -297,15 +298,8 @@ func ObservePreemption(pool topology.Pool, probe fixtures.SchedulingProbe, port 
 		var held []string
 		for i := range pool.Count {
 			h := fmt.Sprintf("%s-held-%d", name, i)
-			placed, err := probes.Place(ctx, cs, ns, PoolPod(h, pool, fixtures.HoldPort(port)))
-			if err == nil && placed.Node == "" {
-				err = fmt.Errorf("pod %s, holding port %d, not bound on %s: %s", h, port, pool.Name, placed.Message)
-			}
-			if err == nil {
-				_, err = wait.ForPodRunning(ctx, cs, ns, h)
-			}
-			if err != nil {
-				return Observation{Err: err.Error()}
+			if _, _, err := startedOn(ctx, cs, ns, h, pool, fixtures.HoldPort(port), nil); err != nil {
+				return Observation{Err: fmt.Sprintf("holding port %d: %v", port, err)}
 			}
 			held = append(held, h)
 		}
