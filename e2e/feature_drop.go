@@ -152,7 +152,8 @@ func (d *dropWave) run(ctx SpecContext, e *framework.Env) {
 	}
 }
 
-// restore starts every subject's restore, then waits for each; once.
+// restore starts every subject's restore (once: the queueing specs may
+// have), then waits for each to be as the topology has it.
 func (d *dropWave) restore(ctx SpecContext) {
 	d.startRestore(ctx)
 	d.finishRestore(ctx)
