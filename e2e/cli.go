@@ -74,25 +74,32 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	if oldest := framework.OldestPool(t.Workers); oldest.Name != rbacPool.Name {
 		rbacPools = append(rbacPools, oldest.Name)
 	}
-	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy, GO with it, and in one existing namespace (probing %v)", rbacPools), func(ctx SpecContext) {
+	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy and the node writes without impersonation, GO with both, and in one existing namespace (probing %v)", rbacPools), func(ctx SpecContext) {
 		const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
 		on := rbacPools
 		code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
 		Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
 
-		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks")
+		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks, no node writes")
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
 		e.WaitAuthorized(ctx, prober, "list", "nodes", "", "")
 		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
-		Expect(g.Unchecked).To(ContainElement(HaveField("Check", "kubelet-gates")))
+		Expect(g.Unchecked).To(ConsistOf(HaveField("Check", verdict.ItemKubeletGates), HaveField("Check", verdict.ItemNodeWrites)))
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober, "--hold-unchecked")
 		Expect(code).To(Equal(1))
 		Expect(g.Holds(verdict.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)
 
-		By("adding the kubelet role (config/rbac/kubelet.yaml)")
+		By("adding the kubelet role (config/rbac/kubelet.yaml): the node writes are still unchecked")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
 		e.WaitAuthorized(ctx, prober, "get", "nodes", "proxy", "")
+		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
+		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
+		Expect(g.Unchecked).To(ConsistOf(HaveField("Check", verdict.ItemNodeWrites)))
+
+		By("adding the node-write role (config/rbac/node-writes.yaml)")
+		e.ApplyManifest(ctx, "config/rbac/node-writes.yaml")
+		e.WaitAuthorized(ctx, prober, "impersonate", "users", "", "")
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 
@@ -106,7 +113,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(g.Namespace).To(Equal("ndfq-probe"))
 		Expect(g.Reasons).To(BeEmpty())
 		Expect(e.PodsIn(ctx, "ndfq-probe")).To(BeEmpty(), "the probe deletes its pods from a namespace it keeps")
-		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: INCOMPLETE, + node-write role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
 	})
 
 	// Where the default scheduler refuses a pod that needs the feature, a
@@ -118,6 +125,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
+		e.ApplyManifest(ctx, "config/rbac/node-writes.yaml")
 		By("running config/job/'s Job with the image by digest, as a release ships it")
 		e.ApplyManifest(ctx, framework.ProbeJobManifest())
 		By("waiting for the Job to finish")

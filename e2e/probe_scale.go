@@ -46,7 +46,7 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeScaleSpec"); e = in.Env })
 
-	claim := fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks and the simulated nodes' missing Leases alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions())
+	claim := fmt.Sprintf("on kwok fleets of %v simulated nodes of kubelets %v, as the base role: INCOMPLETE for the kubelet checks, the node writes and the simulated nodes' missing Leases alone at each size, then HOLD mixed-pool after a forgery", in.Sizes, t.Versions())
 	if why := refusableAtDefaults(t); why != "" {
 		notApplicable(claim, why)
 		return
@@ -88,7 +88,7 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			Expect(g.Reasons).To(BeEmpty())
 			Expect(g.Unchecked).To(ContainElement(HaveField("Check", verdict.ItemKubeletGates)))
 			for _, u := range g.Unchecked {
-				Expect(u.Check).To(BeElementOf(verdict.ItemKubeletGates, verdict.ItemFreshness), "only the kubelet checks and the simulated nodes' missing Leases: %v", u)
+				Expect(u.Check).To(BeElementOf(verdict.ItemKubeletGates, verdict.ItemNodeWrites, verdict.ItemFreshness), "only the kubelet checks, the node writes and the simulated nodes' missing Leases: %v", u)
 			}
 			Expect(g.PoolLabel.Label).To(Equal(gkePool))
 			Expect(g.Nodes).To(HaveLen(size + 1))

@@ -130,6 +130,8 @@ type Run struct {
 	// APIServersUnchecked says why not every apiserver's gates were read
 	// ("" when they were, or when the cluster lists one).
 	APIServersUnchecked string `json:"apiServersUnchecked,omitempty"`
+	// NodeWrites is what one node's kubelet identity may write.
+	NodeWrites NodeWrites `json:"nodeWrites"`
 	// APIRequests is how many requests the probe sent to the apiserver.
 	APIRequests int64 `json:"apiRequests"`
 }
@@ -179,7 +181,8 @@ func (p *prober) declares(feature string, nodes ...string) bool {
 
 // Probe runs every probe against the cluster: declarations and gates,
 // then placement and update probes per pool in its own namespace (or the
-// one given). It never writes to Node objects.
+// one given). It stores nothing on Node objects: the node-write check is
+// a server-side dry run.
 func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	say := in.Progress
 	if say == nil {
@@ -254,6 +257,9 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		}
 	}
 	say("pools by %s: %s", nonEmptyLabel(run.PoolLabel), describePools(run.Pools))
+	if run.NodeWrites, err = AskNodeWrites(ctx, cs, cfg, run.Declarations); err != nil {
+		return nil, err
+	}
 	if run.Namespace == "" {
 		done, err := p.ownNamespace(ctx, run)
 		if err != nil {

@@ -34,6 +34,7 @@ const (
 	GateFingerprint           Condition = "gate-fingerprint"
 	IntentMismatch            Condition = "intent-mismatch"
 	SchedulerIgnoresDecl      Condition = "scheduler-ignores-declarations"
+	ForeignNodeWrite          Condition = "foreign-node-write"
 	CheckNotMade              Condition = "check-not-made"
 )
 
@@ -46,7 +47,7 @@ type About struct {
 // Conditions are every stop condition, in the order reports list them.
 var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool,
 	UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection,
-	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, CheckNotMade}
+	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, CheckNotMade}
 
 // ConditionAbout says what each condition means and what to do.
 var ConditionAbout = map[Condition]About{
@@ -68,6 +69,7 @@ var ConditionAbout = map[Condition]About{
 	GateFingerprint:           {"the control-plane components disagree with each other, or with what kubelets declare, on the gate", "align kube-apiserver and kube-scheduler (every apiserver of an HA control plane)"},
 	IntentMismatch:            {"a node, apiserver or scheduler differs from the plan given with --intent", "the fleet drifted from the plan: fix the component named, or the plan"},
 	SchedulerIgnoresDecl:      {"a second scheduler (--scheduler-name) bound a pod to a node that does not declare what it needs", "enable the NodeDeclaredFeatures plugin in that scheduler's profile"},
+	ForeignNodeWrite:          {"one node's kubelet identity may write another node's status.declaredFeatures: any kubelet can declare for any node", "list NodeRestriction in kube-apiserver's --enable-admission-plugins (with --authorization-mode Node)"},
 	CheckNotMade:              {"a check that applies could not be made (--hold-unchecked)", "see the unchecked item it names"},
 }
 
@@ -86,6 +88,7 @@ const (
 	ItemPluginNotExercised    = "plugin-not-exercised"
 	ItemValidatorNotExercised = "validator-not-exercised"
 	ItemIntent                = "intent"
+	ItemNodeWrites            = "node-writes"
 )
 
 // ItemInfo is one unchecked item: what it leaves unasked (those JUnit cases
@@ -117,6 +120,7 @@ var Items = []ItemInfo{
 	{ItemPlacementAndUpdates, placementAndUpdate, About{"every node of a pool is stale, so no probe pod was placed or updated there", "bring the pool's kubelets back, then probe again"}},
 	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling: no pod could be refused, so the plugin was not seen refusing", "expected on a fully rolled-out fleet; to see the plugin, include a pool that lacks a feature"}},
 	{ItemValidatorNotExercised, []Condition{UnexpectedUpdateAdmission, ForeignRejection}, About{"every probed pool declares every feature probed at update: no update could be rejected, so the validator was not seen rejecting", "expected on a fully rolled-out fleet; to see the validator, include a pool that lacks a feature"}},
+	{ItemNodeWrites, []Condition{ForeignNodeWrite}, About{"no kubelet identity was asked to write another node's declarations (impersonation not granted, or the answer was not NodeRestriction's)", "bind config/rbac/node-writes.yaml, or read the refusal it names"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
 
@@ -139,6 +143,7 @@ var checks = []check{
 	{"placement", []Condition{UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerIgnoresDecl}, []string{ItemPlacementAndUpdates, ItemPluginNotExercised}, checkPlacement},
 	{"latency", []Condition{SchedulerLatency}, nil, checkLatency},
 	{"updates", []Condition{UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection, APIServerSplit}, []string{ItemValidatorNotExercised}, checkUpdates},
+	{"node-writes", []Condition{ForeignNodeWrite}, []string{ItemNodeWrites}, checkNodeWrites},
 	{"intent", []Condition{IntentMismatch}, []string{ItemIntent}, checkIntent},
 }
 
@@ -419,6 +424,41 @@ func splitAnswers(u probes.PoolUpdate) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("admitted by %s, refused by %s; through one address the answer depends on which apiserver is reached", strings.Join(admitted, ", "), strings.Join(refused, ", ")), true
+}
+
+// checkNodeWrites holds the write path's trust boundary: one node's
+// kubelet identity writes its own declarations and no other node's, and
+// the refusal is NodeRestriction's. NodeRestriction is the apiserver's, so
+// a check not made is every pool's.
+func checkNodeWrites(e *evaluation) {
+	w := e.run.NodeWrites
+	pool := func(node string) string {
+		for _, d := range e.run.Declarations {
+			if d.Node == node {
+				return d.Pool
+			}
+		}
+		return ""
+	}
+	as := "system:node:" + w.As
+	switch {
+	case w.Unchecked != "":
+		e.unchecked(ItemNodeWrites, "", nil, "%s", w.Unchecked)
+	case w.Own == nil:
+		e.unchecked(ItemNodeWrites, "", nil, "no write was asked")
+	case !w.Own.Admitted():
+		e.unchecked(ItemNodeWrites, "", []string{w.As}, "as %s, a dry-run write of its own status.declaredFeatures was answered %d (%s): a refusal of another node's cannot be told from a refusal of every write",
+			as, w.Own.Code, nonEmpty(w.Own.Message, "no message"))
+	case w.Other == nil:
+		e.v.NotApplicable = append(e.v.NotApplicable, Unchecked{Check: ItemNodeWrites, Pool: pool(w.As), Nodes: []string{w.As}, Reason: w.NotApplicable})
+	case w.Other.Admitted():
+		e.hold(ForeignNodeWrite, pool(w.Other.Node), w.Other.Node, "as %s, a dry-run write of %s's status.declaredFeatures was admitted (%d): NodeRestriction did not refuse it", as, w.Other.Node, w.Other.Code)
+	case w.Other.Code != 403 || w.Other.Message != fixtures.NodeRestrictionRefusal(w.As, w.Other.Node):
+		e.unchecked(ItemNodeWrites, "", []string{w.Other.Node}, "as %s, a dry-run write of %s's status.declaredFeatures was answered %d, not by NodeRestriction in its words: %s",
+			as, w.Other.Node, w.Other.Code, nonEmpty(w.Other.Message, "no message"))
+	default:
+		e.v.NodeWrites = fmt.Sprintf("as %s, a dry-run write of its own status.declaredFeatures was admitted and of %s's refused by NodeRestriction (403)", as, w.Other.Node)
+	}
 }
 
 // checkIntent holds the fleet and the control plane to the plan (--intent).

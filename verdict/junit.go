@@ -88,12 +88,25 @@ func (g Verdict) notAsked(pool string, c Condition) string {
 	case c == CheckNotMade && !slices.ContainsFunc(g.Reasons, func(r Reason) bool { return r.Condition == CheckNotMade }) && len(g.Unchecked) > 0:
 		return "no --hold-unchecked: checks not made leave the verdict INCOMPLETE instead"
 	}
-	for _, u := range slices.Concat(g.Unchecked, g.Accepted) {
+	for _, u := range slices.Concat(g.Unchecked, g.Accepted, g.notApplicableWrites()) {
 		if slices.Contains(itemLeaves(u.Check), c) && (u.Pool == "" || u.Pool == pool || (u.Pool == ControlPlane && pool == ClusterWide)) {
 			return g.mark(u)
 		}
 	}
 	return ""
+}
+
+// notApplicableWrites is the node-write check where it does not apply
+// (one node): its condition is skipped, not passed.
+func (g Verdict) notApplicableWrites() []Unchecked {
+	var out []Unchecked
+	for _, u := range g.NotApplicable {
+		if u.Check == ItemNodeWrites {
+			u.Pool = ""
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // itemNotMade is why an item with no conditions of its own was not made.

@@ -177,6 +177,8 @@ type Verdict struct {
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
 	// IntentChecked says the run was held to a plan (--intent).
 	IntentChecked bool `json:"intentChecked"`
+	// NodeWrites says what the node-write check saw, where it held.
+	NodeWrites string `json:"nodeWrites,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.

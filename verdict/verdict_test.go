@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/onsi/ginkgo/v2/reporters"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,8 @@ func soundRun() *probes.Run {
 			{Pool: "a", Pod: "u-a", Node: "a1", Feature: "Y", Declares: true, Code: 200},
 			{Pool: "b", Pod: "u-b", Node: "b1", Feature: "Y", Code: 403, Message: fixtures.UpdateRejection("u-b", "Y", "b1")},
 		},
+		NodeWrites: probes.NodeWrites{As: "a1", Own: &probes.UpdateResult{Node: "a1", Code: 200},
+			Other: &probes.UpdateResult{Node: "b1", Code: 403, Message: fixtures.NodeRestrictionRefusal("a1", "b1")}},
 	}
 }
 
@@ -65,6 +68,7 @@ func TestStopConditions(t *testing.T) {
 		"unexpected-refusal [a]":             func(r *probes.Run) { r.Placements[1].Bound = false },
 		"unexpected-update-admission [b/b1]": func(r *probes.Run) { r.Updates[1].Code = 200 },
 		"unexpected-update-rejection [a]":    func(r *probes.Run) { r.Updates[0].Code = 403 },
+		"foreign-node-write [b/b1]":          func(r *probes.Run) { r.NodeWrites.Other.Code, r.NodeWrites.Other.Message = 200, "" },
 		"scheduler-latency [a]":              func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
 		"gate-fingerprint []":                func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"rollout-order [control-plane]":      func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
@@ -400,5 +404,40 @@ func TestUnknownRuntimeIsOneLinePerPool(t *testing.T) {
 	want := `a1, a2 run "cri-o://1.34.0", a runtime ndfq does not know: whether they must declare [UserNamespacesHostNetworkSupport VolumeBindMountOptions]`
 	if u := g.Unchecked[0]; u.Check != "runtime-features" || u.Pool != "a" || !strings.HasPrefix(u.Reason, want) {
 		t.Errorf("%+v", u)
+	}
+}
+
+// The node-write check is unchecked, never passed, where it was not made
+// or the refusal was not NodeRestriction's; with one node it does not apply.
+func TestNodeWritesNotMade(t *testing.T) {
+	cases := map[string]func(r *probes.Run){
+		"the identity may not impersonate": func(r *probes.Run) {
+			r.NodeWrites = probes.NodeWrites{Unchecked: "the identity may not impersonate users \"system:node:a1\""}
+		},
+		"answered 403, not by NodeRestriction in its words: denied by policy": func(r *probes.Run) {
+			r.NodeWrites.Other.Message = "denied by policy"
+		},
+		"its own status.declaredFeatures was answered 403": func(r *probes.Run) { r.NodeWrites.Own.Code = 403 },
+	}
+	for want, mutate := range cases {
+		r := soundRun()
+		mutate(r)
+		g := Evaluate(r, policy)
+		if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != ItemNodeWrites || !strings.Contains(g.Unchecked[0].Reason, want) {
+			t.Errorf("%s: %s %v %v", want, g.Outcome, g.Reasons, g.Unchecked)
+		}
+	}
+	r := soundRun()
+	r.NodeWrites.Other, r.NodeWrites.NotApplicable = nil, "only a1 is in scope: there is no other node to write"
+	g := Evaluate(r, policy)
+	if g.Outcome != GO || len(g.NotApplicable) != 1 || g.NotApplicable[0].Check != ItemNodeWrites || g.NodeWrites != "" {
+		t.Errorf("one node: %s %v %v %q", g.Outcome, g.Unchecked, g.NotApplicable, g.NodeWrites)
+	}
+	var junit bytes.Buffer
+	if err := g.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`name="foreign-node-write \[a\]"[^>]*status="skipped"`).Match(junit.Bytes()) {
+		t.Errorf("one node: foreign-node-write must be skipped, not passed:\n%s", junit.String())
 	}
 }

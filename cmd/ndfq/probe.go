@@ -46,13 +46,15 @@ func probeCommand() *cobra.Command {
 		Short: "Probe any cluster's Node Declared Features and print GO (exit 0), HOLD with reasons (exit 1), or INCOMPLETE naming the checks it could not make (exit 3); errors exit 2",
 		Long: `probe reads every node's declaredFeatures and its kubelet's gates, the apiserver's
 (and optionally the scheduler's) gates, then places probe pods and sends probe updates
-per pool in a namespace it creates and removes (or the one -n names). It never writes
-to Node objects. Pools are the values of --pool-label (by default the first well-known
+per pool in a namespace it creates and removes (or the one -n names). It stores nothing
+on Node objects: as one node's kubelet identity (impersonated) it asks, as dry runs, to
+write that node's declarations and another's, which NodeRestriction must refuse. Pools are the values of --pool-label (by default the first well-known
 pool label present: ndfq, GKE, EKS, AKS, Karpenter), sliced by kubelet version.
 Probe pods run --image's own entrypoint (by default the pause image of the control
 plane's minor, which every kubeadm node has): no shell, nothing to pull on most clusters.
 Without permission to the node proxy (config/rbac/kubelet.yaml) the kubelet checks are
-not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked).`,
+not made and the verdict is INCOMPLETE (HOLD with --hold-unchecked); so is the
+node-write check without permission to impersonate (config/rbac/node-writes.yaml).`,
 		Args: noArgs,
 		// Flags are checked before anything connects to the cluster.
 		PreRunE: func(*cobra.Command, []string) error {

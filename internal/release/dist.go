@@ -42,7 +42,8 @@ const (
 
 // RBACManifests are the probe's roles a release ships, by their names in
 // the release and their files in the repository.
-var RBACManifests = map[string]string{"rbac-probe.yaml": "config/rbac/probe.yaml", "rbac-kubelet.yaml": "config/rbac/kubelet.yaml"}
+var RBACManifests = map[string]string{"rbac-probe.yaml": "config/rbac/probe.yaml", "rbac-kubelet.yaml": "config/rbac/kubelet.yaml",
+	"rbac-node-writes.yaml": "config/rbac/node-writes.yaml"}
 
 // Make builds a release into Dist: archives, the image archive, the krew
 // and Job manifests, and checksums.txt over all of them. Last it runs the
