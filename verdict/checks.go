@@ -248,7 +248,7 @@ func checkKubelets(e *evaluation) {
 			}
 			if len(d.Missing) > 0 {
 				missing++
-				e.hold(MissingReport, pool, d.Node, "kubelet %s should declare %v, declares %v", d.KubeletVersion, d.Missing, d.Declared)
+				e.hold(MissingReport, pool, d.Node, "kubelet %s should declare %v, declares %v%s", d.KubeletVersion, d.Missing, d.Declared, runtimeHint(d))
 			}
 			if len(d.Extra) > 0 {
 				e.hold(DeclaredButNotEnabled, pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
@@ -424,6 +424,26 @@ func splitAnswers(u probes.PoolUpdate) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("admitted by %s, refused by %s; through one address the answer depends on which apiserver is reached", strings.Join(admitted, ", "), strings.Join(refused, ", ")), true
+}
+
+// runtimeHint says which missing features the node's runtime decides: a
+// runtime upgraded under a running kubelet leaves them out until it
+// restarts (the kubelet reads runtime features once, at start).
+func runtimeHint(d probes.Declaration) string {
+	rel, ok := fixtures.RuntimeByVersion(d.Runtime)
+	if !ok {
+		return ""
+	}
+	var decided []string
+	for _, f := range d.Missing {
+		if fixtures.RuntimeDecides(f, rel.Reports) {
+			decided = append(decided, f)
+		}
+	}
+	if len(decided) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %v hang on what its runtime (%s) reports, which the kubelet reads once, at start: a runtime upgraded under a running kubelet is seen only after a kubelet restart (kubernetes/kubernetes#138099)", decided, d.Runtime)
 }
 
 // checkNodeWrites holds the write path's trust boundary: one node's

@@ -441,3 +441,18 @@ func TestNodeWritesNotMade(t *testing.T) {
 		t.Errorf("one node: foreign-node-write must be skipped, not passed:\n%s", junit.String())
 	}
 }
+
+// A missing feature that the node's runtime decides names the upgrade
+// window (the kubelet reads runtime features once); others do not.
+func TestMissingReportNamesTheRuntimeWindow(t *testing.T) {
+	r := soundRun()
+	r.Declarations[0].Runtime, r.Declarations[0].Missing = "containerd://2.4.2", []string{"UserNamespacesHostNetworkSupport"}
+	g := Evaluate(r, policy)
+	if !g.Holds(MissingReport, "a", "a1") || !strings.Contains(g.Reasons[0].Detail, "kubernetes/kubernetes#138099") {
+		t.Errorf("runtime-decided: %v", g.Reasons)
+	}
+	r.Declarations[0].Missing = []string{"RestartAllContainersOnContainerExits"}
+	if g := Evaluate(r, policy); strings.Contains(g.Reasons[0].Detail, "#138099") {
+		t.Errorf("gate-decided: %v", g.Reasons)
+	}
+}

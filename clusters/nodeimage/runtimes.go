@@ -68,6 +68,16 @@ func runtimeBuildFor(name string) (runtimeBuild, error) {
 	return rb, nil
 }
 
+// RuntimePaths are the paths inside a node where a runtime other than the
+// base image's puts its binaries: what an in-place upgrade to it replaces.
+func RuntimePaths(name string) ([]string, error) {
+	rb, err := runtimeBuildFor(name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Values(rb.dest)), nil
+}
+
 // place maps the built binaries' node paths to the binaries.
 func (rb runtimeBuild) place(bins map[string]string) map[string]string {
 	out := map[string]string{}

@@ -53,10 +53,14 @@ const (
 	// the feature to the waiting pod bound (the scheduler's backoff is
 	// minutes).
 	QueueingBind Name = "wait-queueing-bind"
+	// RuntimeStale is how long a node whose runtime was upgraded under a
+	// running kubelet is watched for its declarations to change (they
+	// must not: the kubelet reads runtime features once, at start).
+	RuntimeStale Name = "watch-runtime-stale"
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass, StreamOp, QueueingNudge, QueueingBind}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass, StreamOp, QueueingNudge, QueueingBind, RuntimeStale}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte
