@@ -33,10 +33,19 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 	for _, pool := range t.Pools() {
 		for _, ctl := range fixtures.ControlUpdates() {
 			cell := claims.Find(cells, claims.Update, pool.Name, claims.ControlFeature(ctl.Name))
-			passIt(cell, fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool)), updateOrder, env,
+			claim := fmt.Sprintf("%s of a pod on %s is admitted", ctl.Name, framework.PoolDesc(pool))
+			if ctl.Invalid != nil {
+				claim = fmt.Sprintf("%s of a pod on %s needs no feature and is refused by validation (422), not by the validator", ctl.Name, framework.PoolDesc(pool))
+			}
+			passIt(cell, claim, updateOrder, env,
 				framework.ObserveControlUpdate(pool, ctl), func(ctx SpecContext, o framework.Observation) {
 					res := *o.Update
 					framework.RecordUpdate(cell, res)
+					if ctl.Invalid != nil {
+						Expect(res.Code).To(BeEquivalentTo(http.StatusUnprocessableEntity), "%s on node %s (%s): %s", ctl.Name, res.Node, pool.Name, res.Message)
+						Expect(res.Message).To(And(ContainSubstring("is invalid"), ContainSubstring(ctl.Invalid(t.APIServer()))), "validation's words")
+						return
+					}
 					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "%s on node %s (%s): %s", ctl.Name, res.Node, pool.Name, res.Message)
 				})
 		}
