@@ -79,6 +79,43 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 		}
 	}
 	validatorEdges(cells, framework.CPMinor(t), env)
+	subresourceEdges(t, cells, env)
+}
+
+// subresourceEdges are the subresources NodeDeclaredFeatureValidator does
+// not judge: an ephemeral container with bindMountOptions is admitted for
+// a pod on a pool that lacks VolumeBindMountOptions, and its kubelet runs
+// it without them (F25); the status subresource's cells say why not.
+func subresourceEdges(t *topology.Topology, cells []claims.Cell, env func() *framework.Env) {
+	lacking, ok := framework.PoolWhere(t.Workers, func(p topology.Pool) bool { return !p.Intent().Declares(claims.EphemeralFeature) })
+	if !ok {
+		lacking = t.Workers[0] // every pool declares it: the option must be honoured
+	}
+	declares := lacking.Intent().Declares(claims.EphemeralFeature)
+	for _, cell := range cells {
+		if cell.Kind != claims.Update || cell.Pool != claims.EphemeralSubresource && cell.Pool != claims.StatusSubresource {
+			continue
+		}
+		claim := fmt.Sprintf("an update through %s: %s", cell.Pool, cell.Feature)
+		if cell.Applies() {
+			claim = fmt.Sprintf("an ephemeral container with bindMountOptions added to a pod on %s, which does not declare %s, is admitted (NodeDeclaredFeatureValidator skips %s) and its kubelet runs it without them (F25)",
+				framework.PoolDesc(lacking), cell.Feature, cell.Pool)
+			if declares {
+				claim = fmt.Sprintf("an ephemeral container with bindMountOptions added to a pod on %s, which declares %s, is admitted and its kubelet honours them", framework.PoolDesc(lacking), cell.Feature)
+			}
+		}
+		passIt(cell, claim, updateOrder, env, framework.ObserveEphemeral(lacking), func(ctx SpecContext, o framework.Observation) {
+			res := *o.Update
+			framework.RecordUpdate(cell, res)
+			Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "ephemeral container on %s (%s): %s", res.Node, lacking.Name, res.Message)
+			Expect(o.Kubelet).NotTo(BeNil(), "what the kubelet of %s did: %s", res.Node, o.Err)
+			want := fixtures.Ignored
+			if declares {
+				want = fixtures.Honoured
+			}
+			Expect(o.Kubelet.Seen).To(Equal(want), "the kubelet of %s with bindMountOptions of an ephemeral container", res.Node)
+		})
+	}
 }
 
 // validatorEdges are the validator's edge cases, once per control plane:

@@ -331,3 +331,31 @@ func ObservePreemption(pool topology.Pool, probe fixtures.SchedulingProbe, port 
 		return Observation{Node: res.Node, Preemption: &res, Err: errText(err)}
 	}
 }
+
+// ObserveEphemeral adds, through the ephemeralcontainers subresource, an
+// ephemeral container that mounts a volume with bindMountOptions to a pod
+// running on pool: the apiserver's answer and, where admitted, what the
+// kubelet did with the option (its termination message).
+func ObserveEphemeral(pool topology.Pool) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
+		_, res, err := startedAndUpdated(ctx, cs, ns, name, pool, fixtures.EphemeralNoexecVolume, nil, "ephemeralcontainers", fixtures.EphemeralNoexecPatch())
+		o := Observation{Node: res.Node, Update: &res, Err: errText(err)}
+		if err != nil || !res.Admitted() {
+			return o
+		}
+		err = wait.Until(ctx, wait.PodRunning, "ephemeral container of pod "+name+" to report its mount", func(ctx context.Context) (bool, string, error) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			s := fixtures.ContainerStatus(p.Status.EphemeralContainerStatuses, fixtures.EphemeralContainer)
+			if s == nil || s.State.Terminated == nil {
+				return false, fmt.Sprintf("status %+v", s), nil
+			}
+			o.Kubelet = &KubeletResult{Seen: strings.TrimSpace(s.State.Terminated.Message)}
+			return true, "", nil
+		})
+		o.Err = errText(err)
+		return o
+	}
+}
