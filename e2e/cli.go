@@ -49,7 +49,10 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		js, err := os.ReadFile(jsonPath)
 		Expect(err).NotTo(HaveOccurred(), "--json %s", jsonPath)
 		Expect(verdict.ValidateProbeJSON(js)).To(Succeed(), "--json against verdict/probe.schema.json")
-		Expect(framework.ParseVerdict(code, string(js)).Outcome).To(Equal(verdict.GO), "the JSON's verdict is the text's")
+		g := framework.ParseVerdict(code, string(js))
+		Expect(g.Outcome).To(Equal(verdict.GO), "the JSON's verdict is the text's")
+		Expect(g.NodeWrites).To(ContainSubstring("refused by NodeRestriction"), "the node-write check was made and held")
+		Expect(out).To(ContainSubstring("node writes: as system:node:"))
 	})
 
 	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
