@@ -32,13 +32,13 @@ type RuntimeUpgradeSpecInput struct{ framework.SpecInput }
 func RuntimeUpgradeSpec(_ context.Context, inputGetter func() RuntimeUpgradeSpecInput) {
 	t := inputGetter().Topology
 	plan, why := claims.PlanRuntimeUpgrade(t)
-	cell := claims.Find(claims.Matrix(t), claims.RuntimeUpgrade, plan.Subject.Name, plan.Feature)
 	text := "a node whose containerd is upgraded in place under its running kubelet"
 	if why != "" {
 		BeforeEach(func() { inputGetter().Check("RuntimeUpgradeSpec") })
 		notApplicable(text, why)
 		return
 	}
+	cell := claims.Find(claims.Matrix(t), claims.RuntimeUpgrade, plan.Subject.Name, plan.Feature)
 	text = fmt.Sprintf("a node of %s (%s on) whose containerd is upgraded in place to %s under its running kubelet keeps its declarations without %s, and the probe holds missing-report, until the kubelet restarts; then it declares it",
 		framework.PoolDesc(plan.Subject), plan.Gate, plan.To.Name, plan.Feature)
 	claimIt(cell, text, func(ctx SpecContext) {
