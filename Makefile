@@ -83,6 +83,7 @@ release-push: $(NDFQ)
 test:
 	hack/verify-gofmt.sh
 	GO=$(GO) hack/verify-vet.sh
+	GO=$(GO) hack/verify-spec-tree.sh
 	$(GO) test -count=1 $(UNIT_PKGS)
 
 ## verify: the oracle against each Kubernetes release it was written from
