@@ -170,12 +170,20 @@ func TestNotProbed(t *testing.T) {
 		return g
 	}
 	p := &prober{minor: "1.38", api: on(fixtures.NodeDeclaredFeatures, fixtures.RestartAllContainersOnContainerExits, fixtures.UserNamespacesHostNetworkSupport,
-		fixtures.PodCertificateMLDSA, fixtures.InPlacePodLevelResourcesVerticalScaling, fixtures.InPlacePodVerticalScalingInitContainers, fixtures.InPlacePodVerticalScalingMemoryBackedVolumes)}
+		fixtures.PodCertificateMLDSA, fixtures.InPlacePodLevelResourcesVerticalScaling, fixtures.InPlacePodVerticalScalingInitContainers, fixtures.InPlacePodVerticalScalingMemoryBackedVolumes,
+		fixtures.SecurityProfileOCI)}
 	got := fmt.Sprint(p.notProbed())
 	want := "[{SecurityProfileOCI scheduling  ndfq has no scheduling probe for it (a seccompProfile of type OCI on the pod or a container)} {VolumeBindMountOptions scheduling VolumeBindMountOptions kube-apiserver has VolumeBindMountOptions unknown to this component}]"
 	if got != want {
 		t.Errorf("1.38, VolumeBindMountOptions off:\n got %s\nwant %s", got, want)
 	}
+	// A feature without a probe whose field the apiserver refuses: no pod
+	// could ask for it, which is said with the gate, not left unchecked.
+	delete(p.api, fixtures.SecurityProfileOCI)
+	if got := fmt.Sprint(p.notProbed()[0]); got != "{SecurityProfileOCI scheduling SecurityProfileOCI kube-apiserver has SecurityProfileOCI unknown to this component}" {
+		t.Errorf("1.38, SecurityProfileOCI off: %s", got)
+	}
+	p.api[fixtures.SecurityProfileOCI] = GateState{Enabled: true}
 	p.api[fixtures.NodeDeclaredFeatures] = GateState{}
 	for _, n := range p.notProbed() {
 		if n.At == "update" && n.GateOff != fixtures.NodeDeclaredFeatures {

@@ -724,7 +724,11 @@ func (p *prober) notProbed() []NotProbed {
 			if inferred == "" || (at == "update" && f.UpdateForbidden != "") {
 				continue
 			}
-			switch gate, ok := needs[at+"/"+f.Name]; {
+			gate, ok := needs[at+"/"+f.Name]
+			if !ok && at == "scheduling" && f.FieldGate != "" && !p.api.Enabled(f.FieldGate) {
+				gate, ok = f.FieldGate, true // no probe, but no pod could carry the field either
+			}
+			switch {
 			case !ok:
 				out = append(out, NotProbed{Feature: f.Name, At: at, Why: fmt.Sprintf("ndfq has no %s probe for it (%s)", at, inferred)})
 			case !p.api.Enabled(gate):

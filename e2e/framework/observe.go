@@ -39,8 +39,18 @@ func ObservePlacement(pool topology.Pool, shape func(*corev1.Pod)) ObserveFunc {
 // ObserveControlUpdate is the answer to a control update of a running pod on pool.
 func ObserveControlUpdate(pool topology.Pool, ctl fixtures.ControlUpdate) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
-		_, res, err := startedAndUpdated(ctx, cs, ns, name, pool, ctl.Apply, nil, ctl.Subresource, ctl.Patch)
-		return Observation{Node: res.Node, Update: &res, Err: errText(err)}
+		pod, res, err := startedAndUpdated(ctx, cs, ns, name, pool, ctl.Apply, nil, ctl.Subresource, ctl.Patch)
+		o := Observation{Node: res.Node, Update: &res, Err: errText(err)}
+		if err == nil && res.Admitted() && ctl.Invalid != nil {
+			// An apiserver that drops the change admits it: say whether the spec moved.
+			after, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				o.Err = errText(err)
+				return o
+			}
+			o.SpecChanged = ptr.To(after.Generation != pod.Generation)
+		}
+		return o
 	}
 }
 

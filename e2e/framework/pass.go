@@ -45,9 +45,12 @@ type Observation struct {
 	Update    *probes.UpdateResult `json:"update,omitempty"`
 	// Resize is what a declaring kubelet did with an admitted update:
 	// ResizeApplied or the kubelet's Infeasible message.
-	Resize     string             `json:"resize,omitempty"`
-	Kubelet    *KubeletResult     `json:"kubelet,omitempty"`
-	Preemption *probes.Preemption `json:"preemption,omitempty"`
+	Resize string `json:"resize,omitempty"`
+	// SpecChanged says whether an admitted control update moved the pod's
+	// generation, where the apiserver may drop what it asks.
+	SpecChanged *bool              `json:"specChanged,omitempty"`
+	Kubelet     *KubeletResult     `json:"kubelet,omitempty"`
+	Preemption  *probes.Preemption `json:"preemption,omitempty"`
 	// Streams are the streaming operations' outcomes, in fixtures.StreamOps order.
 	Streams []probes.StreamOutcome `json:"streams,omitempty"`
 	// Evidence is the pod and its events as last seen, under ARTIFACTS.
