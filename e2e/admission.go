@@ -95,9 +95,9 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 // a pod on a pool that lacks VolumeBindMountOptions, and its kubelet runs
 // it without them (F25); the status subresource's cells say why not.
 func subresourceEdges(t *topology.Topology, cells []claims.Cell, env func() *framework.Env) {
-	lacking, ok := framework.PoolWhere(t.Workers, func(p topology.Pool) bool { return !p.Intent().Declares(claims.EphemeralFeature) })
+	lacking, ok := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool { return !p.Intent().Declares(claims.EphemeralFeature) })
 	if !ok {
-		lacking = t.Workers[0] // every pool declares it: the option must be honoured
+		lacking = t.Pools()[0] // every pool declares it: the option must be honoured
 	}
 	declares := lacking.Intent().Declares(claims.EphemeralFeature)
 	for _, cell := range cells {
