@@ -525,7 +525,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 	var tries []try
 	for _, c := range fixtures.ControlUpdates() {
 		if c.Invalid != nil {
-			continue // validation's to refuse: the suites hold it, the verdict is about admission
+			continue // validation's or the resize strategy's to answer: the suites hold it, the verdict is about admission
 		}
 		tries = append(tries, try{"", c.Apply, nil, c.Subresource, c.Patch})
 	}
