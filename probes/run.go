@@ -257,6 +257,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		}
 	}
 	say("pools by %s: %s", nonEmptyLabel(run.PoolLabel), describePools(run.Pools))
+	say("asking, as one node's kubelet identity, to write its own and another node's declarations (dry runs)")
 	if run.NodeWrites, err = AskNodeWrites(ctx, cs, cfg, run.Declarations); err != nil {
 		return nil, err
 	}
