@@ -71,8 +71,13 @@ func RuntimeUpgradeSpec(_ context.Context, inputGetter func() RuntimeUpgradeSpec
 
 		By(fmt.Sprintf("watching %s's declarations for %s while its kubelet runs on %s", name, wait.MustGet(wait.RuntimeStale).Timeout, plan.To.Version))
 		var changed []string
+		// No assertion inside the poll: its last Get may meet the window's own deadline.
 		_ = wait.Until(ctx, wait.RuntimeStale, name+"'s declarations, unchanged", func(ctx context.Context) (bool, string, error) {
-			if got := framework.SortedCopy(e.DeclaredOf(ctx, name)); changed == nil && !slices.Equal(got, before) {
+			n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			if got := framework.SortedCopy(n.Status.DeclaredFeatures); changed == nil && !slices.Equal(got, before) {
 				changed = got
 			}
 			return false, "the window is watched to its end", nil
