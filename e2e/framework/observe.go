@@ -369,3 +369,49 @@ func ObserveEphemeral(pool topology.Pool) ObserveFunc {
 		return o
 	}
 }
+
+// ObserveNodeOperations places a pod on pool whose ResourceClaim can only
+// get a device that skips every node operation: the scheduler's decision
+// and, where it was bound, whether its kubelet ran it (no driver runs).
+// The observation's DeviceClass and ResourceSlice are its own, deleted
+// when it ends; the claim goes with the namespace.
+func ObserveNodeOperations(pool topology.Pool) ObserveFunc {
+	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
+		objs := fixtures.NodeOperationsFor(ns + "-" + name)
+		objs.Claim.Name = name
+		objs.Claim.Namespace = ns
+		rs := cs.ResourceV1()
+		if _, err := rs.DeviceClasses().Create(ctx, objs.Class, metav1.CreateOptions{}); err != nil {
+			return Observation{Err: fmt.Sprintf("create DeviceClass %s: %v", objs.Class.Name, err)}
+		}
+		defer func() {
+			_ = rs.DeviceClasses().Delete(context.WithoutCancel(ctx), objs.Class.Name, metav1.DeleteOptions{})
+		}()
+		slice, err := rs.ResourceSlices().Create(ctx, objs.Slice, metav1.CreateOptions{})
+		if err != nil {
+			return Observation{Err: fmt.Sprintf("create ResourceSlice %s: %v", objs.Slice.Name, err)}
+		}
+		defer func() {
+			_ = rs.ResourceSlices().Delete(context.WithoutCancel(ctx), objs.Slice.Name, metav1.DeleteOptions{})
+		}()
+		// An apiserver with the gate off drops the field: the claim would
+		// then ask nothing of the node.
+		if !slices.Equal(slice.Spec.SkipNodeOperations, fixtures.SkipAllOperations) {
+			return Observation{Err: fmt.Sprintf("ResourceSlice %s was stored with skipNodeOperations %v, not %v", slice.Name, slice.Spec.SkipNodeOperations, fixtures.SkipAllOperations)}
+		}
+		if _, err := rs.ResourceClaims(ns).Create(ctx, objs.Claim, metav1.CreateOptions{}); err != nil {
+			return Observation{Err: fmt.Sprintf("create ResourceClaim %s: %v", objs.Claim.Name, err)}
+		}
+		res, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, fixtures.UseClaim(objs.Claim.Name)))
+		o := Observation{Node: res.Node, Placement: &res, Err: errText(err)}
+		if err != nil || res.Node == "" {
+			return o
+		}
+		// Bound: its kubelet must run it with no driver, every operation skipped.
+		o.Kubelet = &KubeletResult{Seen: claims.Honoured}
+		if _, err := wait.ForPodStarted(ctx, cs, ns, name, nil); err != nil {
+			o.Kubelet.Seen = "not started: " + err.Error()
+		}
+		return o
+	}
+}
