@@ -21,8 +21,9 @@ type NodeOperationsSpecInput struct{ framework.SpecInput }
 // declarations too (1.37+): a pod whose ResourceClaim can only get a
 // device that skips the kubelet's node operations binds on a pool whose
 // nodes declare DRAOptionalNodeOperations, where its kubelet runs it with
-// no driver, and is refused in the plugin's words on every other (F27). Observed in the suite's pass, each cell with a
-// DeviceClass and a ResourceSlice of its own.
+// no driver, and is refused in the plugin's words on every other (F27).
+// Observed in the suite's pass, each cell with a DeviceClass and a
+// ResourceSlice of its own.
 func NodeOperationsSpec(_ context.Context, inputGetter func() NodeOperationsSpecInput) {
 	t := inputGetter().Topology
 	var e *framework.Env

@@ -14,9 +14,11 @@ import (
 // the CRI (RuntimeStatus, as `crictl info` prints it): the runtime-level
 // features and whether the default handler runs user namespaces.
 func CRIReport(node nodes.Node) (fixtures.Runtime, error) {
-	var out bytes.Buffer
-	if err := node.Command("crictl", "info", "-o", "json").SetStdout(&out).Run(); err != nil {
-		return fixtures.Runtime{}, fmt.Errorf("crictl info on %s: %w", node, err)
+	var out, stderr bytes.Buffer
+	// crictl's own 2 s default is shorter than a loaded node's runtime may
+	// take to answer (seen once while the suite's pass ran its cells).
+	if err := node.Command("crictl", "--timeout", criTimeout, "info", "-o", "json").SetStdout(&out).SetStderr(&stderr).Run(); err != nil {
+		return fixtures.Runtime{}, fmt.Errorf("crictl info on %s: %w: %s", node, err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	rt, err := parseCRIInfo(out.Bytes())
 	if err != nil {
@@ -24,6 +26,9 @@ func CRIReport(node nodes.Node) (fixtures.Runtime, error) {
 	}
 	return rt, nil
 }
+
+// criTimeout bounds one `crictl info`: the runtime's answer, not a wait.
+const criTimeout = "30s"
 
 // criInfo is the part of `crictl info -o json` the kubelet's feature
 // discovery reads; crictl prints the CRI messages with their Go JSON

@@ -378,8 +378,6 @@ func ObserveEphemeral(pool topology.Pool) ObserveFunc {
 func ObserveNodeOperations(pool topology.Pool) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		objs := fixtures.NodeOperationsFor(ns + "-" + name)
-		objs.Claim.Name = name
-		objs.Claim.Namespace = ns
 		rs := cs.ResourceV1()
 		if _, err := rs.DeviceClasses().Create(ctx, objs.Class, metav1.CreateOptions{}); err != nil {
 			return Observation{Err: fmt.Sprintf("create DeviceClass %s: %v", objs.Class.Name, err)}
