@@ -137,11 +137,7 @@ func SwapKubelet(node nodes.Node, version string) error {
 systemctl stop kubelet
 cp -p "$1" "$3.ndfq-tmp" && mv "$3.ndfq-tmp" "$3"
 systemctl start kubelet`
-	var stderr bytes.Buffer
-	if err := node.Command("sh", "-c", script, "sh", src, originalKubelet, KubeletBinary).SetStderr(&stderr).Run(); err != nil {
-		return fmt.Errorf("swap kubelet on %s to %s: %w %s", node, src, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	return runScript(node, "swap kubelet to "+src, script, src, originalKubelet, KubeletBinary)
 }
 
 // RestartStaticPodContainer stops a control-plane component's running
@@ -150,9 +146,5 @@ systemctl start kubelet`
 func RestartStaticPodContainer(node nodes.Node, component string) error {
 	script := `ids=$(crictl ps -q --name "^$1\$") && [ -n "$ids" ] || { echo "no running $1 container" >&2; exit 3; }
 crictl stop $ids >/dev/null`
-	var stderr bytes.Buffer
-	if err := node.Command("sh", "-c", script, "sh", component).SetStderr(&stderr).Run(); err != nil {
-		return fmt.Errorf("restart %s on %s: %w %s", component, node, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	return runScript(node, "restart "+component, script, component)
 }
