@@ -154,7 +154,14 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(os.WriteFile(junit, []byte(cm.Data["junit.xml"]), 0o644)).To(Succeed())
 		counts, err := report.CountJUnit(junit)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
+		if want == verdict.GO {
+			Expect(counts.Failed).To(BeZero(), "%s", cm.Data["junit.xml"])
+		} else {
+			// A JUnit-gated pipeline must not pass INCOMPLETE: the unchecked item fails its cases.
+			Expect(counts.Failed).To(BeNumerically(">", 0), "%s", cm.Data["junit.xml"])
+			Expect(cm.Data["junit.xml"]).To(ContainSubstring(`type="unchecked"`))
+			Expect(cm.Data["junit.xml"]).NotTo(ContainSubstring(`type="failed"`), "no condition fired")
+		}
 		Expect(counts.Passed).To(BeNumerically(">", 0))
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
 	})

@@ -15,7 +15,10 @@ const ClusterWide = "cluster"
 
 // WriteJUnit is the verdict as JUnit: one test case per pool × stop
 // condition (and the cluster-wide ones), failed where the condition
-// fired, skipped with the reason where it could not be checked.
+// fired. A check that applies and was not made is failed too (type
+// "unchecked"): a pipeline that gates on JUnit must not read INCOMPLETE as
+// GO. Only what does not apply, or what the operator accepted with a flag
+// the verdict names (--accept-partial), is skipped with the reason.
 func (g Verdict) WriteJUnit(w io.Writer) error {
 	pools := []string{ClusterWide}
 	for _, p := range g.Pools {
@@ -37,10 +40,7 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 			continue
 		}
 		tc := reporters.JUnitTestCase{Name: fmt.Sprintf("%s [%s]", it.Name, ClusterWide), Classname: "ndfq.probe." + ClusterWide, Status: "passed"}
-		if why := g.itemNotMade(it.Name); why != "" {
-			tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: "skipped - " + why}
-			suite.Skipped++
-		}
+		g.itemNotMade(it.Name).mark(&tc, &suite)
 		suite.Tests++
 		suite.TestCases = append(suite.TestCases, tc)
 	}
@@ -53,13 +53,11 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 					failed = append(failed, r.String())
 				}
 			}
-			switch why := g.notAsked(pool, c); {
-			case len(failed) > 0:
+			if len(failed) > 0 {
 				tc.Status, tc.Failure = "failed", &reporters.JUnitFailure{Type: "failed", Message: failed[0], Description: strings.Join(failed, "\n")}
 				suite.Failures++
-			case why != "":
-				tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: "skipped - " + why}
-				suite.Skipped++
+			} else {
+				g.notAsked(pool, c).mark(&tc, &suite)
 			}
 			suite.Tests++
 			suite.TestCases = append(suite.TestCases, tc)
@@ -78,23 +76,59 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-// notAsked is why condition c was not checked for pool, "" when it was.
-func (g Verdict) notAsked(pool string, c Condition) string {
+// gap is why a case was not asked: unchecked (a check that applies and
+// was not made, a failure) or skipped (not applicable, or accepted).
+type gap struct {
+	why       string
+	unchecked bool
+}
+
+// mark writes the gap into the case and the suite's counts.
+func (p gap) mark(tc *reporters.JUnitTestCase, suite *reporters.JUnitTestSuite) {
+	switch {
+	case p.why == "":
+	case p.unchecked:
+		tc.Status, tc.Failure = "failed", &reporters.JUnitFailure{Type: "unchecked", Message: "not checked - " + p.why}
+		suite.Failures++
+	default:
+		tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: "skipped - " + p.why}
+		suite.Skipped++
+	}
+}
+
+// notAsked is why condition c was not checked for pool (zero when it was).
+func (g Verdict) notAsked(pool string, c Condition) gap {
 	switch {
 	case c == IntentMismatch && !g.IntentChecked:
-		return "no --intent: nodes were not held to a plan"
+		return gap{why: "no --intent: nodes were not held to a plan"}
 	case c == SchedulerIgnoresDecl && len(g.Schedulers) == 0:
-		return "no --scheduler-name: no second scheduler was probed"
+		return gap{why: "no --scheduler-name: no second scheduler was probed"}
 	case c == CheckNotMade && !slices.ContainsFunc(g.Reasons, func(r Reason) bool { return r.Condition == CheckNotMade }) && len(g.Unchecked) > 0:
-		return "no --hold-unchecked: checks not made leave the verdict INCOMPLETE instead"
+		return gap{why: "no --hold-unchecked: checks not made leave the verdict INCOMPLETE instead (their own cases fail)"}
 	}
-	for _, u := range slices.Concat(g.Unchecked, g.Accepted, g.notApplicableWrites()) {
-		if slices.Contains(itemLeaves(u.Check), c) && (u.Pool == "" || u.Pool == pool || (u.Pool == ControlPlane && pool == ClusterWide)) {
-			return g.mark(u)
+	covers := func(u Unchecked) bool {
+		return slices.Contains(itemLeaves(u.Check), c) && (u.Pool == "" || u.Pool == pool || (u.Pool == ControlPlane && pool == ClusterWide))
+	}
+	for _, u := range g.Unchecked {
+		if covers(u) {
+			return gap{why: u.String(), unchecked: true}
 		}
 	}
-	return ""
+	for _, u := range g.Accepted {
+		if covers(u) {
+			return gap{why: acceptedMark + u.String()}
+		}
+	}
+	for _, u := range g.notApplicableWrites() {
+		if covers(u) {
+			return gap{why: u.String()}
+		}
+	}
+	return gap{}
 }
+
+// acceptedMark begins the skip of an item the operator accepted.
+const acceptedMark = "accepted (--accept-partial): "
 
 // notApplicableWrites is the node-write check where it does not apply
 // (one node): its condition is skipped, not passed.
@@ -109,23 +143,24 @@ func (g Verdict) notApplicableWrites() []Unchecked {
 	return out
 }
 
-// itemNotMade is why an item with no conditions of its own was not made.
-func (g Verdict) itemNotMade(item string) string {
-	var why []string
-	for _, u := range slices.Concat(g.Unchecked, g.Accepted) {
+// itemNotMade is why an item with no conditions of its own was not made:
+// unchecked when any of it was, else accepted.
+func (g Verdict) itemNotMade(item string) gap {
+	var unchecked, accepted []string
+	for _, u := range g.Unchecked {
 		if u.Check == item {
-			why = append(why, g.mark(u))
+			unchecked = append(unchecked, u.String())
 		}
 	}
-	return strings.Join(why, "; ")
-}
-
-// mark is an item as the JUnit skip says it: accepted ones say so.
-func (g Verdict) mark(u Unchecked) string {
-	if slices.ContainsFunc(g.Accepted, func(a Unchecked) bool { return a.Check == u.Check && a.Pool == u.Pool && a.Reason == u.Reason }) {
-		return "accepted (--accept-partial): " + u.String()
+	for _, u := range g.Accepted {
+		if u.Check == item {
+			accepted = append(accepted, acceptedMark+u.String())
+		}
 	}
-	return u.String()
+	if len(unchecked) > 0 {
+		return gap{why: strings.Join(slices.Concat(unchecked, accepted), "; "), unchecked: true}
+	}
+	return gap{why: strings.Join(accepted, "; ")}
 }
 
 // itemLeaves are the conditions an unchecked item leaves unasked.
