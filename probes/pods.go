@@ -62,7 +62,7 @@ func noServiceAccountYet(err error) bool {
 func (p *prober) probePod(name string, steer []corev1.NodeSelectorTerm, schedulerName string, shape func(*corev1.Pod)) *corev1.Pod {
 	pod := fixtures.BasePod(name, "", "")
 	shape(pod)
-	pod.Labels[RunLabel] = p.id
+	pod.Labels[RunLabel], pod.Labels[ManagedByLabel] = p.id, ManagedBy
 	pod.Spec.SchedulerName = schedulerName
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: steer},
@@ -77,8 +77,15 @@ func (p *prober) probePod(name string, steer []corev1.NodeSelectorTerm, schedule
 	return pod
 }
 
-// RunLabel marks every pod of one probe run with the run's id.
+// RunLabel marks everything one probe run creates (its namespace, its
+// pods) with the run's id: what `ndfq probe cleanup` finds.
 const RunLabel = "ndfq.io/probe-run"
+
+// ManagedByLabel (the recommended label) says ndfq made an object.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "ndfq"
+)
 
 // steering selects a pool's nodes: its label value when the pool is
 // exactly that (the common case, one term however large the pool),

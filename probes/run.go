@@ -1,7 +1,9 @@
 package probes
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -18,7 +20,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -43,8 +47,10 @@ type RunInput struct {
 	SchedulerNames  []string            // placement probes also go through each of these schedulers
 	SchedulerURL    string              // optional kube-scheduler /metrics URL
 	KubeletSample   int                 // ask at most this many kubelets per pool (0: every one)
-	Freshness       time.Duration       // pools whose every node's lease is older are not probed with pods
-	Progress        func(format string, args ...any)
+	// RunID labels everything the run creates (RunLabel); "" makes one.
+	RunID     string
+	Freshness time.Duration // pools whose every node's lease is older are not probed with pods
+	Progress  func(format string, args ...any)
 }
 
 // PoolProbe is one probe pod's outcome on one pool.
@@ -134,6 +140,24 @@ type Run struct {
 	NodeWrites NodeWrites `json:"nodeWrites"`
 	// APIRequests is how many requests the probe sent to the apiserver.
 	APIRequests int64 `json:"apiRequests"`
+	// RunID is the value of RunLabel on everything the run created.
+	RunID string `json:"runID"`
+}
+
+// NewRunID is a fresh run id: lower-case letters and digits, a label value.
+func NewRunID() string { return utilrand.String(5) }
+
+// serverVersion is the apiserver's git version, asked with ctx.
+func serverVersion(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return "", err
+	}
+	var info version.Info
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return "", fmt.Errorf("/version: %w", err)
+	}
+	return info.GitVersion, nil
 }
 
 // PermissionError names the verb and resource the identity lacks.
@@ -196,12 +220,12 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := cs.Discovery().ServerVersion()
-	if err != nil {
+	// Discovery's ServerVersion takes no context: an interrupt must reach the first request too.
+	if run.ServerVersion, err = serverVersion(ctx, cs); err != nil {
 		return nil, fmt.Errorf("cluster unreachable: %w", err)
 	}
-	run.ServerVersion = v.GitVersion
-	p := &prober{in: in, cs: cs, id: utilrand.String(5), minor: kubeversion.MinorOf(run.ServerVersion), image: in.Image, inFlight: make(chan struct{}, maxInFlight)}
+	p := &prober{in: in, cs: cs, id: cmp.Or(in.RunID, NewRunID()), minor: kubeversion.MinorOf(run.ServerVersion), image: in.Image, inFlight: make(chan struct{}, maxInFlight)}
+	run.RunID = p.id
 	if p.image == "" {
 		if p.image, err = fixtures.PauseImage(p.minor); err != nil {
 			return nil, err
@@ -355,7 +379,8 @@ func nonEmptyLabel(c PoolLabelChoice) string {
 
 // ownNamespace creates the run's namespace; done removes it.
 func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err error) {
-	ns, err := p.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: p.in.NamespacePrefix + "-"}}, metav1.CreateOptions{})
+	ns, err := p.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: p.in.NamespacePrefix + "-",
+		Labels: map[string]string{RunLabel: p.id, ManagedByLabel: ManagedBy}}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create probe namespace: %w", err)
 	}
@@ -402,26 +427,18 @@ func (p *prober) deletePods(ctx context.Context) {
 	wg.Wait()
 }
 
-// waitPodsGone waits (wait-pods-gone) until the run's pods are gone
-// from their nodes, as kubectl delete waits: a drain or a kubelet restart
-// right after the probe must not find them there. A namespace's deletion
-// leaves its pods running until its controller gets to them. Not seeing
-// them go is said, not an error: the verdict stands.
+// waitPodsGone waits until the run's pods are gone from their nodes. A
+// namespace's deletion leaves its pods running until its controller gets
+// to them. Not seeing them go is said, not an error: the verdict stands.
 func (p *prober) waitPodsGone(ctx context.Context) {
 	p.mu.Lock()
-	left := slices.Clone(p.created)
+	var left []types.NamespacedName
+	for _, name := range p.created {
+		left = append(left, types.NamespacedName{Namespace: p.ns, Name: name})
+	}
 	p.mu.Unlock()
-	err := wait.Until(ctx, wait.PodsGone, fmt.Sprintf("%d probe pods gone from namespace %s", len(left), p.ns), func(ctx context.Context) (bool, string, error) {
-		for len(left) > 0 {
-			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, left[0], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false, fmt.Sprintf("%d left, %s among them", len(left), left[0]), nil
-			}
-			left = left[1:]
-		}
-		return true, "", nil
-	})
-	if err != nil {
-		p.say("probe pods not gone yet: %v", err)
+	if err := waitPodsGone(ctx, p.cs, left); err != nil {
+		p.say("probe pods not gone yet from namespace %s: %v", p.ns, err)
 	}
 }
 

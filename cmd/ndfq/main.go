@@ -27,16 +27,33 @@ const (
 	exitVerdict    = 1
 	exitError      = 2
 	exitIncomplete = 3
+	// exitInterrupted is a second interrupt's: the shell's 128+SIGINT.
+	exitInterrupted = 130
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if filepath.Base(os.Args[0]) == "kubectl-ndfq" {
 		displayName = "kubectl ndfq" // run as a kubectl plugin: `kubectl ndfq probe`
 	}
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	ctx := interruptible(os.Stderr)
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// interruptible is a context that the first Ctrl-C or SIGTERM cancels, so
+// the command stops and cleans up; a second one exits at once.
+func interruptible(stderr io.Writer) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(stderr, "%s: %s: stopping and cleaning up (again to exit at once)\n", displayName, sig)
+		cancel(errInterrupted(sig.String()))
+		sig = <-sigs
+		fmt.Fprintf(stderr, "%s: %s again: exiting without cleaning up\n", displayName, sig)
+		os.Exit(exitInterrupted)
+	}()
+	return ctx
 }
 
 // displayName is how help and errors name the command.
@@ -61,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitVerdict
 	case errors.Is(err, errIncomplete):
 		return exitIncomplete
+	}
+	// A run cut short says what cut it (an interrupt, --timeout) first.
+	if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
+		err = fmt.Errorf("%w: %w", cause, err)
 	}
 	fmt.Fprintln(stderr, displayName+":", err)
 	return exitError
@@ -114,3 +135,6 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	}
 	return fmt.Errorf("%s takes no arguments, got %q (see %s --help)", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
 }
+
+// errInterrupted is the cause a signal gives the command's context.
+func errInterrupted(signal string) error { return fmt.Errorf("interrupted by %s", signal) }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/buildinfo"
@@ -31,16 +31,16 @@ import (
 )
 
 func probeCommand() *cobra.Command {
-	var kubeconfig, poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, jsonFile, resultsCM, intentFile, intentCPVersion string
+	var poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, jsonFile, resultsCM, intentFile, intentCPVersion string
 	var tolerations, schedulerNames []string
 	var qps float32
 	var burst, kubeletSample int
 	var holdUnchecked, acceptPartial bool
+	var timeout time.Duration
 	var intent *verdict.Intent
 	var tols []corev1.Toleration
-	overrides := &clientcmd.ConfigOverrides{}
+	var kube kubeFlags
 	t := verdict.DefaultThresholds
-	var loader clientcmd.ClientConfig
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Probe any cluster's Node Declared Features and print GO (exit 0), HOLD with reasons (exit 1), or INCOMPLETE naming the checks it could not make (exit 3); errors exit 2",
@@ -78,11 +78,17 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				return fmt.Errorf("--burst %d: want 1 or more", burst)
 			case kubeletSample < 0:
 				return fmt.Errorf("--kubelet-sample %d: want 0 (every kubelet) or more", kubeletSample)
+			case timeout < 0:
+				return fmt.Errorf("--timeout %s: want 0 (none) or more", timeout)
 			}
-			if n, err := strconv.Atoi(overrides.Timeout); err == nil && n >= 0 {
-				// kubectl's plain seconds
-			} else if d, err := time.ParseDuration(overrides.Timeout); err != nil || d < 0 {
-				return fmt.Errorf("--request-timeout %q: want a duration such as 30s (0 for none)", overrides.Timeout)
+			// A run is not thrown away at its end for a file it cannot write.
+			for _, out := range []struct{ flag, path string }{{"--json", jsonFile}, {"--junit", junit}, {"--svg", svg}} {
+				if err := writable(out.path); err != nil {
+					return fmt.Errorf("%s %s: %w", out.flag, out.path, err)
+				}
+			}
+			if err := kube.check(); err != nil {
+				return err
 			}
 			if _, err := labels.Parse(nodeSelector); err != nil {
 				return fmt.Errorf("--node-selector %q: %w", nodeSelector, err)
@@ -109,16 +115,11 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				}
 				seen[n] = true
 			}
-			if ns := overrides.Context.Namespace; ns != "" {
-				if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-					return fmt.Errorf("--namespace %q: %s", ns, strings.Join(errs, "; "))
-				}
-			}
 			if resultsCM != "" {
 				if errs := validation.IsDNS1123Subdomain(resultsCM); len(errs) > 0 {
 					return fmt.Errorf("--results-configmap %q: %s", resultsCM, strings.Join(errs, "; "))
 				}
-				if overrides.Context.Namespace == "" && os.Getenv("POD_NAMESPACE") == "" {
+				if kube.namespace() == "" && os.Getenv("POD_NAMESPACE") == "" {
 					return fmt.Errorf("--results-configmap %q: give its namespace with -n (or POD_NAMESPACE in a pod)", resultsCM)
 				}
 			}
@@ -129,28 +130,48 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				}
 				intent = intentOf(plan)
 			}
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loader.ClientConfig()
+			cfg, contextName, err := kube.config()
 			if err != nil {
-				return fmt.Errorf("kubeconfig: %w", err)
-			}
-			contextName := overrides.CurrentContext
-			if raw, err := loader.RawConfig(); err == nil && contextName == "" {
-				contextName = raw.CurrentContext
+				return err
 			}
 			cfg.QPS, cfg.Burst = qps, burst
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("--timeout %s passed", timeout))
+				defer cancel()
+			}
 			log := progress.New(cmd.ErrOrStderr())
-			run, err := probes.Probe(cmd.Context(), probes.RunInput{
-				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: overrides.Context.Namespace, NamespacePrefix: "ndfq-probe",
-				Image: image, Tolerations: tols, SchedulerNames: schedulerNames,
+			runID := probes.NewRunID()
+			var results *resultsConfigMap
+			if resultsCM != "" {
+				// Written first: a run that dies never leaves an older run's verdict standing.
+				results = &resultsConfigMap{cfg: cfg, ns: cmp.Or(kube.namespace(), os.Getenv("POD_NAMESPACE")), name: resultsCM, runID: runID}
+				if err := results.save(ctx, map[string]string{"verdict": resultsRunning}); err != nil {
+					return err
+				}
+				log.Printf("run %s: configmap %s/%s says %s", runID, results.ns, resultsCM, resultsRunning)
+			}
+			run, err := probes.Probe(ctx, probes.RunInput{
+				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: kube.namespace(), NamespacePrefix: "ndfq-probe",
+				Image: image, Tolerations: tols, SchedulerNames: schedulerNames, RunID: runID,
 				SchedulerURL: schedulerURL, KubeletSample: kubeletSample, Freshness: t.Freshness, Progress: log.Printf,
 			})
 			if err != nil {
+				if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
+					err = fmt.Errorf("%w: %w", cause, err)
+				}
+				if results != nil {
+					// The command's context may be what ended: the error is still written.
+					sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsWriteTimeout)
+					defer cancel()
+					if serr := results.save(sctx, map[string]string{"verdict": resultsError, "error": err.Error()}); serr != nil {
+						log.Printf("%v", serr)
+					}
+				}
 				var perm *probes.PermissionError
 				if errors.As(err, &perm) {
 					return perm
@@ -159,40 +180,43 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			}
 			gate := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
 			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
+			// Every output is attempted; a write error does not hide a HOLD or INCOMPLETE.
+			var writeErrs []error
 			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
-				return err
+				writeErrs = append(writeErrs, err)
 			}
-			if resultsCM != "" {
-				ns := cmp.Or(overrides.Context.Namespace, os.Getenv("POD_NAMESPACE"))
-				if err := saveResults(cmd.Context(), cfg, ns, resultsCM, gate); err != nil {
-					return err
+			if results != nil {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsWriteTimeout)
+				defer cancel()
+				if err := results.saveVerdict(sctx, gate); err != nil {
+					writeErrs = append(writeErrs, err)
+				} else {
+					log.Printf("results in configmap %s/%s (report.json, junit.xml)", results.ns, resultsCM)
 				}
-				log.Printf("results in configmap %s/%s (report.json, junit.xml)", ns, resultsCM)
 			}
-			for path, form := range map[string]string{svg: "svg", junit: "junit", jsonFile: "json"} {
-				if path == "" {
+			for _, out := range []struct{ flag, path, form string }{{"--svg", svg, "svg"}, {"--junit", junit, "junit"}, {"--json", jsonFile, "json"}} {
+				if out.path == "" {
 					continue
 				}
-				if err := writeGateFile(path, gate, form); err != nil {
-					return err
+				if err := writeGateFile(out.path, gate, out.form); err != nil {
+					writeErrs = append(writeErrs, fmt.Errorf("%s %s: %w", out.flag, out.path, err))
 				}
 			}
+			writeErr := errors.Join(writeErrs...)
 			switch gate.Outcome {
 			case verdict.HOLD:
+				sayWriteErr(cmd, writeErr)
 				return errSilentFailure
 			case verdict.INCOMPLETE:
+				sayWriteErr(cmd, writeErr)
 				return errIncomplete
 			}
-			return nil
+			return writeErr
 		},
 	}
+	cmd.AddCommand(probeCleanupCommand())
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	flags := clientcmd.RecommendedConfigOverrideFlags("")
-	flags.Timeout.Default = "30s"
-	flags.ContextOverrideFlags.Namespace.Description = "an existing namespace for the probe pods: none is created, only the run's pods are deleted after (default: a new namespace, removed after)"
-	flags.AuthOverrideFlags.Impersonate.Description = "user to impersonate (check that config/rbac/ is enough)"
-	clientcmd.BindOverrideFlags(overrides, f, flags)
+	kube.bind(f, "an existing namespace for the probe pods: none is created, only the run's pods are deleted after (default: a new namespace, removed after)")
 	f.Float32Var(&qps, "qps", 20, "client queries per second to the apiserver")
 	f.IntVar(&burst, "burst", 40, "client burst of queries to the apiserver")
 	f.IntVar(&kubeletSample, "kubelet-sample", 0, "ask at most this many kubelets per pool, chosen at random, for their gates (0: every one); the others' declared sets are judged only against their pool's (mixed-pool)")
@@ -210,6 +234,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
+	f.DurationVar(&timeout, "timeout", 15*time.Minute, "the whole run's bound, cleanup excluded (0: none); past it the probe stops, cleans up and exits 2")
 	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")
 	f.Float64Var(&t.MaxMissingRate, "max-missing-rate", t.MaxMissingRate, "fraction of a pool's nodes that may miss declarations")
@@ -218,9 +243,24 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	return cmd
 }
 
-// saveResults writes the report and JUnit into a ConfigMap (created, or
-// replaced when a previous run left one).
-func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g verdict.Verdict) error {
+// The results ConfigMap's verdict while the run goes on, and after an error.
+const (
+	resultsRunning = "RUNNING"
+	resultsError   = "ERROR"
+	// resultsWriteTimeout bounds the last write after an interrupt (a
+	// Job's pod has its grace period, 30 s by default, to write it).
+	resultsWriteTimeout = 10 * time.Second
+)
+
+// resultsConfigMap is where the in-cluster Job hands its results to a
+// pipeline: one run's, named by its run id, pod and Job, replaced whole
+// at each step (RUNNING, then the verdict or the error).
+type resultsConfigMap struct {
+	cfg             *rest.Config
+	ns, name, runID string
+}
+
+func (r *resultsConfigMap) saveVerdict(ctx context.Context, g verdict.Verdict) error {
 	var js, junit bytes.Buffer
 	if err := g.WriteJSON(&js); err != nil {
 		return err
@@ -228,20 +268,56 @@ func saveResults(ctx context.Context, cfg *rest.Config, ns, name string, g verdi
 	if err := g.WriteJUnit(&junit); err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	return r.save(ctx, map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": string(g.Outcome)})
+}
+
+// save replaces the ConfigMap's data with data and the run's identity.
+func (r *resultsConfigMap) save(ctx context.Context, data map[string]string) error {
+	data["runID"] = r.runID
+	// In the Job, its pod and the Job's UID (config/job/ sets both).
+	for key, env := range map[string]string{"pod": "POD_NAME", "jobUID": "JOB_UID"} {
+		if v := os.Getenv(env); v != "" {
+			data[key] = v
+		}
+	}
+	cs, err := kubernetes.NewForConfig(r.cfg)
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "ndfq"}},
-		Data: map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": string(g.Outcome)}}
-	_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.ns,
+		Labels: map[string]string{probes.ManagedByLabel: probes.ManagedBy, probes.RunLabel: r.runID}}, Data: data}
+	_, err = cs.CoreV1().ConfigMaps(r.ns).Create(ctx, cm, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+		_, err = cs.CoreV1().ConfigMaps(r.ns).Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("--results-configmap %s/%s: %w", ns, name, err)
+		return fmt.Errorf("--results-configmap %s/%s: %w", r.ns, r.name, err)
 	}
 	return nil
+}
+
+// sayWriteErr prints an output's write error where the exit code is the verdict's.
+func sayWriteErr(cmd *cobra.Command, err error) {
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", displayName, err)
+	}
+}
+
+// writable is whether a file can be written at path ("" is no file): its
+// folder exists and takes a new file, and path is not a folder.
+func writable(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".ndfq-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write there: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // peakRSS is this process's peak resident memory in bytes: VmHWM of
