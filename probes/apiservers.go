@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -8,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -92,4 +95,58 @@ func APIServerGatesAt(ctx context.Context, cfg *rest.Config, endpoint string) (G
 		return nil, fmt.Errorf("%s: %w", endpoint, err)
 	}
 	return g, nil
+}
+
+// identityLabel marks each apiserver's identity Lease in kube-system.
+const identityLabel = "apiserver.kubernetes.io/identity=kube-apiserver"
+
+// identityLive is how recently an identity Lease must have been renewed
+// for its apiserver to count as running: each renews its own every 10 s,
+// and a gone one's Lease stays until it expires (an hour).
+const identityLive = time.Minute
+
+// APIServerIdentities are the apiservers running now, by their identity
+// Leases: how many there are whatever address the cluster shows (one
+// load balancer, one VIP advertised by all).
+func APIServerIdentities(ctx context.Context, cs kubernetes.Interface, now time.Time) ([]string, error) {
+	leases, err := cs.CoordinationV1().Leases(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: identityLabel})
+	if err != nil {
+		return nil, fmt.Errorf("apiserver identity Leases in %s: %w", metav1.NamespaceSystem, err)
+	}
+	var out []string
+	for _, l := range leases.Items {
+		if l.Spec.RenewTime != nil && now.Sub(l.Spec.RenewTime.Time) <= identityLive {
+			out = append(out, cmp.Or(l.Labels[corev1.LabelHostname], l.Name))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// StaticAPIServerAddresses are each kube-apiserver static pod's own
+// address (kubeadm's and its kin's: component=kube-apiserver in
+// kube-system, on the host network): where every apiserver advertises one
+// shared address, these still reach each one.
+func StaticAPIServerAddresses(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	pods, err := cs.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-apiserver"})
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver pods in %s: %w", metav1.NamespaceSystem, err)
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		port := "6443" // kube-apiserver's --secure-port default
+		for _, c := range p.Spec.Containers {
+			for _, arg := range slices.Concat(c.Command, c.Args) {
+				if v, ok := strings.CutPrefix(arg, "--secure-port="); ok {
+					port = v
+				}
+			}
+		}
+		out = append(out, "https://"+net.JoinHostPort(p.Status.PodIP, port))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -6,12 +6,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -161,5 +165,53 @@ func TestEveryAPIServerReadsEachOneWhereThereAreSeveral(t *testing.T) {
 	allow(cs, true)
 	if _, got, _, why := everyAPIServer(context.Background(), cs, cfg); len(got) != 1 || !strings.Contains(why, "1 of 2 apiservers could not be read") {
 		t.Errorf("one unreachable: %v, %q", got, why)
+	}
+}
+
+// One address for several apiservers (a VIP every one advertises, a
+// managed control plane): their identity Leases count them, and those not
+// reached one by one are named by count, never passed over in silence.
+// Where their static pods show each one's own address, each is read there.
+func TestOneEndpointWithSeveralIdentityLeases(t *testing.T) {
+	allowAll := func(cs *fake.Clientset) *fake.Clientset {
+		cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			rev := a.(k8stesting.CreateAction).GetObject().(*authzv1.SelfSubjectAccessReview)
+			rev.Status.Allowed = true
+			return true, rev, nil
+		})
+		return cs
+	}
+	now := metav1.NewMicroTime(time.Now())
+	lease := func(host string, renewed metav1.MicroTime) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "apiserver-" + host, Namespace: "kube-system",
+			Labels: map[string]string{"apiserver.kubernetes.io/identity": "kube-apiserver", "kubernetes.io/hostname": host}},
+			Spec: coordinationv1.LeaseSpec{RenewTime: &renewed}}
+	}
+	on, off := metricsServer(t, true), metricsServer(t, false)
+	vip := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(6443))}},
+		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}}}, // nothing listens on 6443 here
+	}
+	cfg := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	gone := metav1.NewMicroTime(time.Now().Add(-30 * time.Minute))
+	leases := []runtime.Object{vip, lease("cp-1", now), lease("cp-2", now), lease("cp-3", now), lease("cp-old", gone)}
+
+	_, got, _, why := everyAPIServer(context.Background(), allowAll(fake.NewClientset(leases...)), cfg)
+	if len(got) != 0 || !strings.Contains(why, "3 apiservers run (identity Leases of cp-1, cp-2, cp-3) and 0 could be reached one by one at the kubernetes Service's endpoints") ||
+		!strings.Contains(why, "3 were not asked") {
+		t.Errorf("one unreachable VIP, three apiservers: %v, %q", got, why)
+	}
+
+	staticPod := func(name string, srv *httptest.Server) *corev1.Pod {
+		host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", Labels: map[string]string{"component": "kube-apiserver"}},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "kube-apiserver", Command: []string{"kube-apiserver", "--secure-port=" + port}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host}}
+	}
+	objs := append(slices.Clone(leases), staticPod("kube-apiserver-cp-1", on), staticPod("kube-apiserver-cp-2", off))
+	clients, got, _, why := everyAPIServer(context.Background(), allowAll(fake.NewClientset(objs...)), cfg)
+	if len(clients) != 2 || len(got) != 2 || !strings.Contains(why, "3 apiservers run") || !strings.Contains(why, "2 could be reached one by one at their static pods' addresses") || !strings.Contains(why, "1 were not asked") {
+		t.Errorf("static pods of two of three: %v, %q", got, why)
 	}
 }

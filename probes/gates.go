@@ -13,10 +13,13 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // GateState is one gate as a component reports it in kubernetes_feature_enabled.
@@ -52,29 +55,97 @@ func (g Gates) Describe(name string) string {
 
 // GatesFromMetrics reads kubernetes_feature_enabled from a Prometheus text exposition.
 func GatesFromMetrics(r io.Reader) (Gates, error) {
+	families, err := parseFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	return gatesOf(families)
+}
+
+func parseFamilies(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.LegacyValidation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("parse metrics: %w", err)
 	}
+	return families, nil
+}
+
+func gatesOf(families map[string]*dto.MetricFamily) (Gates, error) {
 	fam, ok := families["kubernetes_feature_enabled"]
 	if !ok {
 		return nil, fmt.Errorf("no kubernetes_feature_enabled metric (component older than 1.26, or metrics not exposed)")
 	}
 	gates := Gates{}
 	for _, m := range fam.GetMetric() {
-		var name, stage string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "name":
-				name = l.GetValue()
-			case "stage":
-				stage = l.GetValue()
-			}
-		}
-		gates[name] = GateState{Enabled: m.GetGauge().GetValue() == 1, Stage: stage}
+		gates[labelValue(m, "name")] = GateState{Enabled: gaugeValue(m) == 1, Stage: labelValue(m, "stage")}
 	}
 	return gates, nil
+}
+
+// gaugeValue is a gauge's value, also where the exposition gives no TYPE.
+func gaugeValue(m *dto.Metric) float64 {
+	if m.GetUntyped() != nil {
+		return m.GetUntyped().GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// schedulerFamily is a family only kube-scheduler exposes: an endpoint
+// without it is some other component's.
+const schedulerFamily = "scheduler_schedule_attempts_total"
+
+// leaderFamily is client-go's leader-election gauge: 1 on the instance
+// that holds the Lease named by its name label.
+const leaderFamily = "leader_election_master_status"
+
+// LeadingSchedulerGates reads the gates at a kube-scheduler /metrics URL
+// given by the operator, and takes them only from the kube-scheduler that
+// leads (the one that decides placements): an apiserver's or a standby
+// scheduler's gates are not the scheduler's answer. A scheduler that runs
+// no leader election is taken where no kube-scheduler Lease exists (then
+// no other one leads). Where they are not taken, unchecked says why.
+func LeadingSchedulerGates(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, url string) (g Gates, unchecked string) {
+	families, err := schedulerFamilies(ctx, cfg, url)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if _, ok := families[schedulerFamily]; !ok {
+		return nil, fmt.Sprintf("--scheduler-metrics-url %s has no %s: it is not a kube-scheduler's /metrics", url, schedulerFamily)
+	}
+	leads := false
+	for _, m := range families[leaderFamily].GetMetric() {
+		if labelValue(m, "name") == "kube-scheduler" {
+			leads = gaugeValue(m) == 1
+			if !leads {
+				return nil, fmt.Sprintf("--scheduler-metrics-url %s is a kube-scheduler that does not hold the kube-scheduler Lease (%s 0): a standby's gates say nothing of the scheduler that places pods", url, leaderFamily)
+			}
+		}
+	}
+	if !leads {
+		leases, err := cs.CoordinationV1().Leases(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-scheduler"})
+		switch {
+		case err != nil:
+			return nil, fmt.Sprintf("--scheduler-metrics-url %s is a kube-scheduler without %s, and the kube-scheduler Lease could not be read (%v): whether it is the one that places pods is unknown", url, leaderFamily, err)
+		case len(leases.Items) > 0:
+			return nil, fmt.Sprintf("--scheduler-metrics-url %s is a kube-scheduler without %s{name=\"kube-scheduler\"} while kube-system/kube-scheduler is held by %s: whether it is the one that places pods is unknown",
+				url, leaderFamily, ptr.Deref(leases.Items[0].Spec.HolderIdentity, "nobody"))
+		}
+	}
+	g, err = gatesOf(families)
+	if err != nil {
+		return nil, fmt.Sprintf("kube-scheduler %s: %v", url, err)
+	}
+	return g, ""
 }
 
 // Component names a gate fingerprint's source.
@@ -110,9 +181,18 @@ func KubeletGates(ctx context.Context, cs kubernetes.Interface, node string) (Ga
 
 // SchedulerGates reads kube-scheduler's /metrics at url (its secure port,
 // e.g. https://127.0.0.1:PORT/metrics) with the kubeconfig's credentials.
-// The scheduler serves a self-signed certificate, so only its identity is
-// not verified; the client still authenticates.
 func SchedulerGates(ctx context.Context, cfg *rest.Config, url string) (Gates, error) {
+	families, err := schedulerFamilies(ctx, cfg, url)
+	if err != nil {
+		return nil, err
+	}
+	return gatesOf(families)
+}
+
+// schedulerFamilies reads the metric families at url. The scheduler
+// serves a self-signed certificate, so only its identity is not
+// verified; the client still authenticates.
+func schedulerFamilies(ctx context.Context, cfg *rest.Config, url string) (map[string]*dto.MetricFamily, error) {
 	tcfg, err := rest.TLSConfigFor(cfg)
 	if err != nil {
 		return nil, err
@@ -139,7 +219,11 @@ func SchedulerGates(ctx context.Context, cfg *rest.Config, url string) (Gates, e
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("kube-scheduler %s: HTTP %d: %s", url, resp.StatusCode, body)
 	}
-	return GatesFromMetrics(resp.Body)
+	families, err := parseFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("kube-scheduler %s: %w", url, err)
+	}
+	return families, nil
 }
 
 // Names lists the gates, sorted.

@@ -1,8 +1,17 @@
 package probes
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 const kubeletMetrics = `# HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.
@@ -37,5 +46,44 @@ func TestGatesFromMetrics(t *testing.T) {
 func TestGatesFromMetricsWithoutTheMetric(t *testing.T) {
 	if _, err := GatesFromMetrics(strings.NewReader("other_metric 1\n")); err == nil || !strings.Contains(err.Error(), "no kubernetes_feature_enabled") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// --scheduler-metrics-url's gates are the scheduler's only where the
+// endpoint is a kube-scheduler and the leader; otherwise unchecked, named.
+func TestLeadingSchedulerGates(t *testing.T) {
+	const gates = "kubernetes_feature_enabled{name=\"NodeDeclaredFeatures\",stage=\"\"} 1\n"
+	const sched = "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 4\n"
+	cases := map[string]struct{ body, unchecked string }{
+		"an apiserver":                 {gates + "apiserver_request_total{code=\"200\"} 9\n", "it is not a kube-scheduler's /metrics"},
+		"a standby scheduler":          {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 0\n", "does not hold the kube-scheduler Lease"},
+		"no leader election, no Lease": {gates + sched, ""},
+		"the leading scheduler":        {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 1\n", ""},
+		"unreachable (HTTP 403)":       {"", "HTTP 403"},
+		"another component leads":      {gates + sched + "leader_election_master_status{name=\"kube-controller-manager\"} 1\n", ""},
+	}
+	// Without leader election where a Lease says another scheduler leads.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(gates + sched)) }))
+	defer srv.Close()
+	held := fake.NewClientset(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "kube-scheduler", Namespace: "kube-system"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("cp-2_0b6d")}})
+	if g, unchecked := LeadingSchedulerGates(context.Background(), held, &rest.Config{}, srv.URL+"/metrics"); g != nil || !strings.Contains(unchecked, "held by cp-2_0b6d") {
+		t.Errorf("a Lease held elsewhere: gates %v, unchecked %q", g, unchecked)
+	}
+	for name, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if c.body == "" {
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
+			_, _ = w.Write([]byte(c.body))
+		}))
+		g, unchecked := LeadingSchedulerGates(context.Background(), fake.NewClientset(), &rest.Config{}, srv.URL+"/metrics")
+		srv.Close()
+		switch {
+		case c.unchecked == "" && (unchecked != "" || !g.Enabled("NodeDeclaredFeatures")):
+			t.Errorf("%s: taken as %v, unchecked %q", name, g, unchecked)
+		case c.unchecked != "" && (g != nil || !strings.Contains(unchecked, c.unchecked)):
+			t.Errorf("%s: gates %v, unchecked %q, want it to say %q", name, g, unchecked, c.unchecked)
+		}
 	}
 }

@@ -18,6 +18,10 @@ type NodeWrites struct {
 	As    string        `json:"as,omitempty"`
 	Own   *UpdateResult `json:"own,omitempty"`   // its own node
 	Other *UpdateResult `json:"other,omitempty"` // another node of the run
+	// OtherAt is the same write of another node asked of each apiserver at
+	// its own address, where several run: NodeRestriction missing on one
+	// of them is otherwise found only when the cluster's address reaches it.
+	OtherAt map[string]*UpdateResult `json:"otherAt,omitempty"`
 	// Unchecked says why the writes were not asked ("" when they were).
 	Unchecked string `json:"unchecked,omitempty"`
 	// NotApplicable says why there is no other node to write.
@@ -33,8 +37,10 @@ func nodeIdentity(node string) (user, group string) { return "system:node:" + no
 // AskNodeWrites writes, as the kubelet identity of the first node of the
 // run, its own declared set onto its own node and onto a node of another
 // pool (or, with one pool, another node): the apiserver must admit the
-// first and refuse the second in NodeRestriction's words.
-func AskNodeWrites(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, decls []Declaration) (NodeWrites, error) {
+// first and refuse the second in NodeRestriction's words. The second is
+// also asked of each apiserver at its own address (apiservers, where
+// several run).
+func AskNodeWrites(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, decls []Declaration, apiservers []string) (NodeWrites, error) {
 	if len(decls) == 0 {
 		return NodeWrites{Unchecked: "no node is in scope"}, nil
 	}
@@ -80,6 +86,20 @@ func AskNodeWrites(ctx context.Context, cs kubernetes.Interface, cfg *rest.Confi
 		return w, err
 	}
 	w.Other = &otherRes
+	for _, ep := range apiservers {
+		at, err := kubernetes.NewForConfig(AtAPIServer(as, ep))
+		if err != nil {
+			return w, err
+		}
+		res, err := WriteDeclaredDryRun(ctx, at, other.Node, own.Declared)
+		if err != nil {
+			return w, fmt.Errorf("%s: %w", ep, err)
+		}
+		if w.OtherAt == nil {
+			w.OtherAt = map[string]*UpdateResult{}
+		}
+		w.OtherAt[ep] = &res
+	}
 	return w, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -126,6 +127,9 @@ type Run struct {
 	Image      string          `json:"image"`
 	Namespace  string          `json:"namespace"`
 	Schedulers []string        `json:"schedulers,omitempty"` // besides the default one
+	// SchedulerUnchecked says why --scheduler-metrics-url's gates were not
+	// taken as the scheduler's: unreachable, not a kube-scheduler, not the leader.
+	SchedulerUnchecked string `json:"schedulerUnchecked,omitempty"`
 	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
 	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
 	// APIServers are each apiserver's gates by endpoint, where the cluster
@@ -247,9 +251,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		p.apiservers = apiservers
 	}
 	if in.SchedulerURL != "" {
-		if run.Scheduler, err = SchedulerGates(ctx, in.Config, in.SchedulerURL); err != nil {
-			return nil, err
-		}
+		run.Scheduler, run.SchedulerUnchecked = LeadingSchedulerGates(ctx, cs, in.Config, in.SchedulerURL)
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: in.NodeSelector})
 	if err != nil {
@@ -282,7 +284,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	say("pools by %s: %s", nonEmptyLabel(run.PoolLabel), describePools(run.Pools))
 	say("asking, as one node's kubelet identity, to write its own and another node's declarations (dry runs)")
-	if run.NodeWrites, err = AskNodeWrites(ctx, cs, cfg, run.Declarations); err != nil {
+	if run.NodeWrites, err = AskNodeWrites(ctx, cs, cfg, run.Declarations, slices.Sorted(maps.Keys(apiservers))); err != nil {
 		return nil, err
 	}
 	if run.Namespace == "" {
@@ -624,10 +626,12 @@ func permissions(ns string) []authzv1.ResourceAttributes {
 var apiServersAccess = authzv1.ResourceAttributes{Verb: "list", Group: "discovery.k8s.io", Resource: "endpointslices", Namespace: metav1.NamespaceDefault}
 
 // everyAPIServer reads each apiserver's gates and version where the
-// cluster lists more than one: through the cluster's address the probe
+// cluster runs more than one: through the cluster's address the probe
 // reads whichever one answered, and during a rolling change they differ.
-// It keeps a client for each one read, and says why where it could not
-// read them all.
+// The apiservers are counted by their identity Leases and reached at the
+// kubernetes Service's endpoints, or at their static pods' own addresses
+// where those are more (every apiserver advertising one VIP). It keeps a
+// client for each one read, and says why where it could not read them all.
 func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (clients map[string]kubernetes.Interface, gates map[string]Gates, versions map[string]string, unchecked string) {
 	attr := apiServersAccess
 	if ok, err := allowed(ctx, cs, authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attr}); err != nil || !ok {
@@ -641,12 +645,20 @@ func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Conf
 	if err != nil {
 		return nil, nil, nil, err.Error() + ": whether every apiserver has the same gates and answers updates alike is unchecked"
 	}
-	if len(endpoints) < 2 {
+	identities, err := APIServerIdentities(ctx, cs, time.Now())
+	if err != nil {
+		return nil, nil, nil, err.Error() + ": how many apiservers run behind the cluster's address is unknown, so whether they all have the same gates and answer updates alike is unchecked"
+	}
+	targets, via := endpoints, "the kubernetes Service's endpoints"
+	if static, err := StaticAPIServerAddresses(ctx, cs); err == nil && len(static) > len(endpoints) {
+		targets, via = static, "their static pods' addresses"
+	}
+	if len(targets) < 2 && len(identities) < 2 {
 		return nil, nil, nil, ""
 	}
 	clients, gates, versions = map[string]kubernetes.Interface{}, map[string]Gates{}, map[string]string{}
-	var unread []string
-	for _, ep := range endpoints {
+	var unread, why []string
+	for _, ep := range targets {
 		// An endpoint can be out of the probe's reach (a private address
 		// behind a cloud load balancer): give up on it soon.
 		readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -659,7 +671,14 @@ func everyAPIServer(ctx context.Context, cs kubernetes.Interface, cfg *rest.Conf
 		clients[ep], gates[ep], versions[ep] = c, g, v
 	}
 	if len(unread) > 0 {
-		unchecked = fmt.Sprintf("%d of %d apiservers could not be read at their own address (%s): whether they all have the same gates and answer updates alike is unchecked", len(unread), len(endpoints), strings.Join(unread, "; "))
+		why = append(why, fmt.Sprintf("%d of %d apiservers could not be read at their own address (%s)", len(unread), len(targets), strings.Join(unread, "; ")))
+	}
+	if len(identities) > len(clients) {
+		why = append(why, fmt.Sprintf("%d apiservers run (identity Leases of %s) and %d could be reached one by one at %s (%s): %d were not asked",
+			len(identities), strings.Join(identities, ", "), len(clients), via, strings.Join(slices.Sorted(maps.Keys(clients)), ", "), len(identities)-len(clients)))
+	}
+	if len(why) > 0 {
+		unchecked = strings.Join(why, "; ") + ": whether they all have the same gates, answer updates alike and refuse foreign node writes is unchecked"
 	}
 	return clients, gates, versions, unchecked
 }

@@ -212,7 +212,11 @@ func checkControlPlane(e *evaluation) {
 				e.hold(RolloutOrder, ControlPlane, "", "kube-scheduler refused a pod with the NodeDeclaredFeatures plugin's message (%q) while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler", seen)
 			}
 		} else {
-			e.unchecked(ItemSchedulerGates, ControlPlane, nil, "kube-scheduler's gates were not read (no --scheduler-metrics-url) and no probe pod was refused with the plugin's message: whether it runs the plugin, and the rollout order against the apiserver, are unchecked")
+			why := "no --scheduler-metrics-url"
+			if run.SchedulerUnchecked != "" {
+				why = run.SchedulerUnchecked
+			}
+			e.unchecked(ItemSchedulerGates, ControlPlane, nil, "kube-scheduler's gates were not read (%s) and no probe pod was refused with the plugin's message: whether it runs the plugin, and the rollout order against the apiserver, are unchecked", why)
 		}
 	}
 	for _, gate := range apiServerGates(e.minor) {
@@ -318,8 +322,13 @@ func checkPlacement(e *evaluation) {
 			switch {
 			case p.Declares && !p.Bound:
 				e.hold(UnexpectedRefusal, pool, "", "scheduler %s refused a pod needing %q: %s", p.Scheduler, feature, p.Message)
+			case !p.Declares && p.Bound && e.policy.Intent.plansWithoutPlugin(p.Scheduler):
+				// As planned: --intent's check of that scheduler judges it.
 			case !p.Declares && p.Bound:
 				e.hold(SchedulerIgnoresDecl, pool, p.Node, "scheduler %s bound a pod needing %s to node %s, which does not declare it: pods that choose this scheduler bypass Node Declared Features", p.Scheduler, p.Feature, p.Node)
+			case !p.Declares && !e.pluginWords(p):
+				// A refusal in other words is not the plugin's: the scheduler's behaviour is unseen.
+				e.hold(ForeignRefusal, pool, "", "scheduler %s refused a pod needing %s, not in the NodeDeclaredFeatures plugin's words (%q): %s", p.Scheduler, p.Feature, fixtures.SchedulerRefusal(e.minor, p.Feature), nonEmpty(p.Message, "no message"))
 			}
 			continue
 		}
@@ -471,14 +480,40 @@ func checkNodeWrites(e *evaluation) {
 			as, w.Own.Code, nonEmpty(w.Own.Message, "no message"))
 	case w.Other == nil:
 		e.v.NotApplicable = append(e.v.NotApplicable, Unchecked{Check: ItemNodeWrites, Pool: pool(w.As), Nodes: []string{w.As}, Reason: w.NotApplicable})
-	case w.Other.Admitted():
-		e.hold(ForeignNodeWrite, pool(w.Other.Node), w.Other.Node, "as %s, a dry-run write of %s's status.declaredFeatures was admitted (%d): NodeRestriction did not refuse it", as, w.Other.Node, w.Other.Code)
-	case w.Other.Code != 403 || w.Other.Message != fixtures.NodeRestrictionRefusal(w.As, w.Other.Node):
-		e.unchecked(ItemNodeWrites, "", []string{w.Other.Node}, "as %s, a dry-run write of %s's status.declaredFeatures was answered %d, not by NodeRestriction in its words: %s",
-			as, w.Other.Node, w.Other.Code, nonEmpty(w.Other.Message, "no message"))
 	default:
-		e.v.NodeWrites = fmt.Sprintf("as %s, a dry-run write of its own status.declaredFeatures was admitted and of %s's refused by NodeRestriction (403)", as, w.Other.Node)
+		checkForeignWrites(e, w, as, pool)
 	}
+}
+
+// checkForeignWrites holds the write of another node's declarations, as
+// asked through the cluster's address and of each apiserver at its own:
+// every one must refuse it in NodeRestriction's words.
+func checkForeignWrites(e *evaluation, w probes.NodeWrites, as string, pool func(string) string) {
+	where := map[string]*probes.UpdateResult{"the cluster's address": w.Other}
+	for ep, res := range w.OtherAt {
+		where["apiserver "+ep] = res
+	}
+	held, odd := false, false
+	for _, at := range slices.Sorted(maps.Keys(where)) {
+		res := where[at]
+		switch {
+		case res.Admitted():
+			held = true
+			e.hold(ForeignNodeWrite, pool(res.Node), res.Node, "as %s, a dry-run write of %s's status.declaredFeatures through %s was admitted (%d): NodeRestriction did not refuse it", as, res.Node, at, res.Code)
+		case res.Code != 403 || res.Message != fixtures.NodeRestrictionRefusal(w.As, res.Node):
+			odd = true
+			e.unchecked(ItemNodeWrites, "", []string{res.Node}, "as %s, a dry-run write of %s's status.declaredFeatures through %s was answered %d, not by NodeRestriction in its words: %s",
+				as, res.Node, at, res.Code, nonEmpty(res.Message, "no message"))
+		}
+	}
+	if held || odd {
+		return
+	}
+	through := ""
+	if n := len(w.OtherAt); n > 0 {
+		through = fmt.Sprintf(", through the cluster's address and by each of %d apiservers at its own", n)
+	}
+	e.v.NodeWrites = fmt.Sprintf("as %s, a dry-run write of its own status.declaredFeatures was admitted and of %s's refused by NodeRestriction (403)%s", as, w.Other.Node, through)
 }
 
 // checkIntent holds the fleet and the control plane to the plan (--intent).

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -114,7 +115,8 @@ func (cp *IntentControlPlane) check(e *evaluation) {
 		}
 	}
 	if e.run.Scheduler == nil {
-		e.unchecked(ItemIntent, ControlPlane, nil, "kube-scheduler's gates were not read (no --scheduler-metrics-url): they are not held to the plan")
+		why := cmp.Or(e.run.SchedulerUnchecked, "no --scheduler-metrics-url")
+		e.unchecked(ItemIntent, ControlPlane, nil, "kube-scheduler's gates were not read (%s): they are not held to the plan", why)
 	} else {
 		schedPlan := fixtures.EffectiveGates(cp.Scheduler.GateMinor(), cp.Scheduler.Gates)
 		for _, gate := range gateDrift(e.run.Scheduler, schedPlan) {
@@ -132,6 +134,14 @@ func (cp *IntentControlPlane) check(e *evaluation) {
 			e.unchecked(ItemIntent, ControlPlane, nil, "the intent plans scheduler %q with the NodeDeclaredFeatures plugin, which this run did not probe (pass --scheduler-name %s)", s.Name, s.Name)
 		}
 	}
+}
+
+// plansWithoutPlugin is whether the plan names scheduler as one without
+// the NodeDeclaredFeatures plugin (nil plans nothing).
+func (in *Intent) plansWithoutPlugin(scheduler string) bool {
+	return in != nil && in.ControlPlane != nil && slices.ContainsFunc(in.ControlPlane.ExtraSchedulers, func(s IntentScheduler) bool {
+		return s.Name == scheduler && s.IgnoresDeclarations
+	})
 }
 
 // checkPlannedScheduler holds a probed extra scheduler's behaviour to the

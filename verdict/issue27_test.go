@@ -177,8 +177,19 @@ func TestIntentCoversTheControlPlane(t *testing.T) {
 		len(g.NotApplicable) != 1 || !strings.Contains(g.NotApplicable[0].Reason, `scheduler "legacy" without the NodeDeclaredFeatures plugin`) {
 		t.Errorf("extra schedulers not probed: %s %v %v", g.Outcome, g.Unchecked, g.NotApplicable)
 	}
-	// Probed: one planned with the plugin that binds where the pool lacks the feature drifted.
+	// Both probed, as --intent makes the CLI do: the one planned without the
+	// plugin binding where the pool lacks the feature is as planned, not
+	// scheduler-ignores-declarations; the one with it refuses in its words.
 	r := run()
+	r.Schedulers = []string{"batch", "legacy"}
+	r.Placements = append(r.Placements,
+		probes.PoolProbe{Pool: "b", Scheduler: "legacy", Feature: "X", Bound: true, Node: "b1"},
+		probes.PoolProbe{Pool: "b", Scheduler: "batch", Feature: "X", Message: pluginRefusal})
+	if g := Evaluate(r, Policy{Thresholds: DefaultThresholds, Intent: in}); g.Outcome != GO {
+		t.Errorf("both extra schedulers probed, as planned: %s %v %v", g.Outcome, g.Reasons, g.Unchecked)
+	}
+	// Probed: one planned with the plugin that binds where the pool lacks the feature drifted.
+	r = run()
 	r.Schedulers = []string{"batch"}
 	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "batch", Feature: "X", Bound: true, Node: "b1"})
 	in.ControlPlane.ExtraSchedulers = in.ControlPlane.ExtraSchedulers[:1]

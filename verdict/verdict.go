@@ -170,6 +170,7 @@ type Verdict struct {
 	PoolLabel  probes.PoolLabelChoice `json:"poolLabel"`
 	Image      string                 `json:"image"`
 	Namespace  string                 `json:"namespace"`
+	RunID      string                 `json:"runID"`
 	Schedulers []string               `json:"schedulers"`
 	// The probe's own cost: requests to the apiserver, and (from the CLI)
 	// the process's peak resident memory.
@@ -259,7 +260,7 @@ func Evaluate(run *probes.Run, policy Policy) Verdict {
 		Reasons: []Reason{}, Unchecked: []Unchecked{}, Accepted: []Unchecked{}, NotApplicable: []Unchecked{}, Pools: []PoolSummary{}, Nodes: []NodeSummary{},
 		Thresholds: ThresholdsJSON{MaxMissingRate: t.MaxMissingRate, FreshnessSeconds: t.Freshness.Seconds(), MaxLatencyRatio: t.MaxLatencyRatio, MinLatencySeconds: t.MinLatency.Seconds()},
 		Server:     run.ServerVersion, Fingerprint: map[string]string{}, TookSeconds: run.Took.Seconds(),
-		PoolLabel: run.PoolLabel, Image: run.Image, Namespace: run.Namespace, Schedulers: orEmpty(run.Schedulers), APIRequests: run.APIRequests,
+		PoolLabel: run.PoolLabel, Image: run.Image, Namespace: run.Namespace, RunID: run.RunID, Schedulers: orEmpty(run.Schedulers), APIRequests: run.APIRequests,
 		IntentChecked: policy.Intent != nil}
 	e := &evaluation{run: run, policy: policy, t: t, v: &v, minor: kubeversion.MinorOf(run.ServerVersion),
 		apiOn: run.APIServer.Enabled(fixtures.NodeDeclaredFeatures), byPool: map[string][]probes.Declaration{}, summary: map[string]*PoolSummary{}}

@@ -69,9 +69,13 @@ func TestStopConditions(t *testing.T) {
 		"unexpected-update-admission [b/b1]": func(r *probes.Run) { r.Updates[1].Code = 200 },
 		"unexpected-update-rejection [a]":    func(r *probes.Run) { r.Updates[0].Code = 403 },
 		"foreign-node-write [b/b1]":          func(r *probes.Run) { r.NodeWrites.Other.Code, r.NodeWrites.Other.Message = 200, "" },
-		"scheduler-latency [a]":              func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
-		"gate-fingerprint []":                func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
-		"rollout-order [control-plane]":      func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		// NodeRestriction off on one apiserver of two: the cluster's address reached the other.
+		"foreign-node-write [b/b1]: as system:node:a1, a dry-run write of b1's status.declaredFeatures through apiserver https://10.0.0.2:6443 was admitted": func(r *probes.Run) {
+			r.NodeWrites.OtherAt = map[string]*probes.UpdateResult{"https://10.0.0.1:6443": r.NodeWrites.Other, "https://10.0.0.2:6443": {Node: "b1", Code: 200}}
+		},
+		"scheduler-latency [a]":         func(r *probes.Run) { r.Placements[1].Decision = time.Minute },
+		"gate-fingerprint []":           func(r *probes.Run) { r.Scheduler = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
+		"rollout-order [control-plane]": func(r *probes.Run) { r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: false}} },
 		"gate-fingerprint [control-plane]: the 2 kube-apiservers behind the cluster's address disagree on InPlacePodLevelResourcesVerticalScaling: on (BETA) at https://10.0.0.1:6443; off (BETA) at https://10.0.0.2:6443": func(r *probes.Run) {
 			r.APIServers = map[string]probes.Gates{
 				"https://10.0.0.1:6443": {"NodeDeclaredFeatures": {Enabled: true}, "InPlacePodLevelResourcesVerticalScaling": {Enabled: true, Stage: "BETA"}},
@@ -81,6 +85,10 @@ func TestStopConditions(t *testing.T) {
 		"scheduler-ignores-declarations [b/b1]: scheduler no-ndf bound a pod needing X to node b1": func(r *probes.Run) {
 			r.Schedulers = []string{"no-ndf"}
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "no-ndf", Feature: "X", Bound: true, Node: "b1"})
+		},
+		"foreign-refusal [b]: scheduler other refused a pod needing X, not in the NodeDeclaredFeatures plugin's words": func(r *probes.Run) {
+			r.Schedulers = []string{"other"}
+			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "other", Feature: "X", Message: "0/2 nodes are available: 2 node(s) had untolerated taint {gpu: }."})
 		},
 		"unexpected-refusal [a]: scheduler other refused": func(r *probes.Run) {
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "a", Scheduler: "other", Feature: "X", Declares: true, Message: "no"})
@@ -310,12 +318,13 @@ func TestReportForPipelines(t *testing.T) {
 	}
 }
 
-// A second scheduler that refuses what the pool lacks holds nothing and
-// does not count as the default scheduler's refusal.
+// A second scheduler that refuses what the pool lacks in the plugin's
+// words holds nothing and does not count as the default scheduler's
+// refusal (in other words it is foreign-refusal: TestStopConditions).
 func TestSecondSchedulerThatRefuses(t *testing.T) {
 	r := soundRun()
 	r.Schedulers = []string{"with-plugin"}
-	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "with-plugin", Feature: "X", Decision: time.Minute})
+	r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "with-plugin", Feature: "X", Decision: time.Minute, Message: pluginRefusal})
 	g := Evaluate(r, policy)
 	if g.Outcome != GO || g.Pools[1].Refusals != 1 {
 		t.Errorf("verdict %s reasons %v pool b %+v", g.Outcome, g.Reasons, g.Pools[1])

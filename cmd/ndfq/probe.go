@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,6 +130,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 					return fmt.Errorf("--intent: %w", err)
 				}
 				intent = intentOf(plan)
+				// What the intent names is what the run probes: each extra scheduler too.
+				for _, s := range intent.ControlPlane.ExtraSchedulers {
+					if !slices.Contains(schedulerNames, s.Name) {
+						schedulerNames = append(schedulerNames, s.Name)
+					}
+				}
 			}
 			return nil
 		},
