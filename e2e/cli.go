@@ -129,6 +129,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
 		e.ApplyManifest(ctx, "config/rbac/node-writes.yaml")
+		e.ApplyManifest(ctx, "config/rbac/synthetic-node.yaml")
 		By("running config/job/'s Job with the image by digest, as a release ships it")
 		e.ApplyManifest(ctx, framework.ProbeJobManifest())
 		By("waiting for the Job to finish")

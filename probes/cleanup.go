@@ -29,10 +29,11 @@ type CleanupInput struct {
 type Leftovers struct {
 	Namespaces []string // namespaces a run made
 	Pods       []string // namespace/name, outside those namespaces
+	Nodes      []string // synthetic nodes a run added
 }
 
 // Cleanup removes what earlier probe runs left behind (a SIGKILL, a node
-// lost mid-run): everything carries RunLabel. It waits, bounded
+// lost mid-run): everything carries RunLabel, a synthetic node too. It waits, bounded
 // (wait-pods-gone), until the pods are gone from their nodes.
 func Cleanup(ctx context.Context, in CleanupInput) (Leftovers, error) {
 	say := in.Progress
@@ -45,6 +46,17 @@ func Cleanup(ctx context.Context, in CleanupInput) (Leftovers, error) {
 	}
 	var out Leftovers
 	if in.Namespace == "" {
+		nodes, err := in.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return out, fmt.Errorf("list synthetic nodes: %w", err)
+		}
+		for _, n := range nodes.Items {
+			say("deleting synthetic node %s (run %s)", n.Name, n.Labels[RunLabel])
+			if _, err := removeSyntheticNode(ctx, in.Clientset, n.Name); err != nil {
+				return out, err
+			}
+			out.Nodes = append(out.Nodes, n.Name)
+		}
 		nss, err := in.Clientset.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return out, fmt.Errorf("list probe namespaces: %w", err)

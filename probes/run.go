@@ -142,6 +142,9 @@ type Run struct {
 	APIServersUnchecked string `json:"apiServersUnchecked,omitempty"`
 	// NodeWrites is what one node's kubelet identity may write.
 	NodeWrites NodeWrites `json:"nodeWrites"`
+	// Synthetic is the node that declares nothing, added where no real
+	// pool could show the plugin or the validator refusing.
+	Synthetic Synthetic `json:"synthetic"`
 	// APIRequests is how many requests the probe sent to the apiserver.
 	APIRequests int64 `json:"apiRequests"`
 	// RunID is the value of RunLabel on everything the run created.
@@ -192,6 +195,8 @@ type prober struct {
 	apiservers map[string]kubernetes.Interface
 
 	declared map[string][]string // by node, as read before any pod was placed
+	// synthetic is the run's synthetic node, "" when none was added.
+	synthetic string
 
 	// inFlight bounds the probe pods being placed or started at once: a
 	// pool's few go at once, a whole fleet's ~90 do not land on the
@@ -297,6 +302,29 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		defer p.deleteCreated(ctx)
 	}
 	p.ns = run.Namespace
+	if needed := p.syntheticNeeds(run.Pools, fresh); len(needed) > 0 {
+		say("every probed pool declares every feature probed at %s: adding a node that declares nothing for the run", strings.Join(needed, " and "))
+		if run.Synthetic, err = p.addSyntheticNode(ctx, needed); err != nil {
+			return nil, err
+		}
+		if node := run.Synthetic.Node; node != "" {
+			p.synthetic = node
+			// Deferred after the namespace's removal, so it runs first: its
+			// pods are deleted at once, then the node, also after Ctrl-C.
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
+				defer cancel()
+				say("removing synthetic node %s", node)
+				evicted, err := removeSyntheticNode(cctx, p.cs, node)
+				run.Synthetic.Evicted = evicted
+				if err != nil {
+					say("%v (ndfq probe cleanup --run %s removes it)", err, p.id)
+				}
+			}()
+		} else {
+			say("%s", run.Synthetic.Unchecked)
+		}
+	}
 	watched, err := p.watchDecisions(ctx)
 	if err != nil {
 		return nil, err
@@ -309,7 +337,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		updates    []PoolUpdate
 		err        error
 	}
-	results := make([]poolResult, len(run.Pools))
+	results := make([]poolResult, len(run.Pools)+1) // the last is the synthetic node's
 	var wg sync.WaitGroup
 	for i, pool := range sortedPools(run.Pools) {
 		if !fresh[pool] {
@@ -339,6 +367,10 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 			pr.err = g.Wait()
 			pr.placements = slices.Concat(placed...)
 		}()
+	}
+	if p.synthetic != "" {
+		pr := &results[len(results)-1]
+		wg.Go(func() { pr.placements, pr.updates, pr.err = p.probeSynthetic(ctx, run.Synthetic.Needed) })
 	}
 	wg.Wait()
 	for _, pr := range results {
@@ -507,6 +539,9 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 		g.Go(func() error {
 			defer p.slot()()
 			pod := p.probePod(p.podName(kind, pool, i), steer, scheduler, t.shape)
+			if pool == SyntheticPool {
+				pod.Spec.Tolerations = append(pod.Spec.Tolerations, syntheticTolerations(p.id)...)
+			}
 			p.remember(pod.Name)
 			res, err := Place(ctx, p.cs, p.ns, pod)
 			if err != nil {
@@ -558,24 +593,36 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 		g.Go(func() error {
 			defer p.slot()()
 			pod := p.probePod(p.podName("u", pool, i), steer, "", t.shape)
+			synthetic := pool == SyntheticPool
+			if synthetic {
+				// Bound there directly: no kubelet will start it, and the
+				// validator judges the update by the node it is bound to.
+				pod.Spec.NodeName = p.synthetic
+				pod.Spec.Tolerations = append(pod.Spec.Tolerations, syntheticTolerations(p.id)...)
+			}
 			p.remember(pod.Name)
-			if _, err := createPod(ctx, p.cs, p.ns, pod); err != nil {
+			created, err := createPod(ctx, p.cs, p.ns, pod)
+			if err != nil {
 				if apierrors.IsForbidden(err) {
 					return &PermissionError{Verb: "create", Resource: "pods"}
 				}
 				return err
 			}
-			running, err := wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, t.started)
-			if err != nil {
-				return err
+			running := created
+			if !synthetic {
+				if running, err = wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, t.started); err != nil {
+					return err
+				}
 			}
 			// Each apiserver first, as a dry run: the real update changes the
 			// pod, and the same patch again would change nothing.
-			byAPIServer, err := p.askEveryAPIServer(ctx, pod.Name, t.sub, t.patch)
+			byAPIServer, err := p.askEveryAPIServer(ctx, pod.Name, t.sub, t.patch, synthetic)
 			if err != nil {
 				return err
 			}
-			res, err := Update(ctx, p.cs, p.ns, pod.Name, t.sub, t.patch)
+			res, err := p.ask(ctx, synthetic, func(ctx context.Context) (UpdateResult, error) {
+				return Update(ctx, p.cs, p.ns, pod.Name, t.sub, t.patch)
+			})
 			if err != nil {
 				return err
 			}
@@ -702,19 +749,28 @@ func readAPIServerAt(ctx context.Context, cfg *rest.Config, endpoint string) (ku
 
 // askEveryAPIServer sends the update to each apiserver as a dry run (nil
 // where the cluster lists one).
-func (p *prober) askEveryAPIServer(ctx context.Context, pod, sub string, patch []byte) (map[string]Answer, error) {
+func (p *prober) askEveryAPIServer(ctx context.Context, pod, sub string, patch []byte, synthetic bool) (map[string]Answer, error) {
 	if p.apiservers == nil {
 		return nil, nil
 	}
 	out := map[string]Answer{}
 	for ep, c := range p.apiservers {
-		res, err := DryRunUpdate(ctx, c, p.ns, pod, sub, patch)
+		res, err := p.ask(ctx, synthetic, func(ctx context.Context) (UpdateResult, error) { return DryRunUpdate(ctx, c, p.ns, pod, sub, patch) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ep, err)
 		}
 		out[ep] = Answer{Code: res.Code, Message: res.Message}
 	}
 	return out, nil
+}
+
+// ask sends an update; to a pod on the synthetic node, again while the
+// answering apiserver does not know the node yet.
+func (p *prober) ask(ctx context.Context, synthetic bool, send func(context.Context) (UpdateResult, error)) (UpdateResult, error) {
+	if synthetic {
+		return validatorKnowsNode(ctx, p.synthetic, send)
+	}
+	return send(ctx)
 }
 
 // schedulingProbes are the control plane's scheduling probes whose pod

@@ -118,8 +118,8 @@ var Items = []ItemInfo{
 	{ItemRuntimeFeatures, []Condition{MissingReport, DeclaredButNotEnabled}, About{"nodes run a container runtime ndfq does not know: features that depend on it are undecided", "add the runtime to fixtures/runtimes.go"}},
 	{ItemFreshness, []Condition{StaleDeclarations}, About{"nodes without a Lease: how fresh their declarations are is unknown", "find why the kubelet keeps no Lease in kube-node-lease"}},
 	{ItemPlacementAndUpdates, placementAndUpdate, About{"every node of a pool is stale, so no probe pod was placed or updated there", "bring the pool's kubelets back, then probe again"}},
-	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling: no pod could be refused, so the plugin was not seen refusing", "expected on a fully rolled-out fleet; to see the plugin, include a pool that lacks a feature"}},
-	{ItemValidatorNotExercised, []Condition{UnexpectedUpdateAdmission, ForeignRejection}, About{"every probed pool declares every feature probed at update: no update could be rejected, so the validator was not seen rejecting", "expected on a fully rolled-out fleet; to see the validator, include a pool that lacks a feature"}},
+	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling and no synthetic node was added: no pod could be refused, so the plugin was not seen refusing", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
+	{ItemValidatorNotExercised, []Condition{UnexpectedUpdateAdmission, ForeignRejection}, About{"every probed pool declares every feature probed at update and no synthetic node was added: no update could be rejected, so the validator was not seen rejecting", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
 	{ItemNodeWrites, []Condition{ForeignNodeWrite}, About{"no kubelet identity was asked to write another node's declarations (impersonation not granted, or the answer was not NodeRestriction's)", "bind config/rbac/node-writes.yaml, or read the refusal it names"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
@@ -144,6 +144,7 @@ var checks = []check{
 	{"latency", []Condition{SchedulerLatency}, nil, checkLatency},
 	{"updates", []Condition{UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection, APIServerSplit}, []string{ItemValidatorNotExercised}, checkUpdates},
 	{"node-writes", []Condition{ForeignNodeWrite}, []string{ItemNodeWrites}, checkNodeWrites},
+	{"synthetic-node", nil, nil, checkSynthetic},
 	{"intent", []Condition{IntentMismatch}, []string{ItemIntent}, checkIntent},
 }
 
@@ -341,7 +342,7 @@ func checkPlacement(e *evaluation) {
 		case !p.Declares && p.Bound:
 			e.hold(UnexpectedAdmission, pool, p.Node, "a pod needing %s was bound to a node that does not declare it", p.Feature)
 		case !p.Declares && e.pluginWords(p):
-			e.summary[pool].Refusals++
+			e.count(pool, func(ps *PoolSummary) { ps.Refusals++ })
 		case !p.Declares:
 			e.hold(ForeignRefusal, pool, "", "a pod needing %s was refused, not in the NodeDeclaredFeatures plugin's words (%q): %s", p.Feature, fixtures.SchedulerRefusal(e.minor, p.Feature), nonEmpty(p.Message, "no message"))
 		}
@@ -350,7 +351,7 @@ func checkPlacement(e *evaluation) {
 		e.unchecked(ItemPlacementAndUpdates, pool, nil, "every node of the pool is stale, so no probe pod was placed or updated there")
 	}
 	if lacking == 0 && e.apiOn && e.probed() {
-		e.unchecked(ItemPluginNotExercised, "", nil, "every probed pool (%s) declares every feature probed at scheduling: no probe pod could be refused, so the NodeDeclaredFeatures plugin was not seen refusing", strings.Join(e.pools(), ", "))
+		e.unchecked(ItemPluginNotExercised, "", nil, "every probed pool (%s) declares every feature probed at scheduling: no probe pod could be refused, so the NodeDeclaredFeatures plugin was not seen refusing%s", strings.Join(e.pools(), ", "), e.syntheticHint())
 	}
 }
 
@@ -398,7 +399,7 @@ func checkUpdates(e *evaluation) {
 		case !u.Declares && admitted:
 			e.hold(UnexpectedUpdateAdmission, pool, u.Node, "an update needing %s was admitted for a node that does not declare it", u.Feature)
 		case !u.Declares && validatorWords(u.Code, u.Message, u):
-			e.summary[pool].Rejections++
+			e.count(pool, func(ps *PoolSummary) { ps.Rejections++ })
 		case !u.Declares:
 			e.hold(ForeignRejection, pool, u.Node, "an update needing %s was answered %d, not by %s in its words: %s", u.Feature, u.Code, fixtures.ValidatorPlugin, nonEmpty(u.Message, "no message"))
 		}
@@ -407,7 +408,7 @@ func checkUpdates(e *evaluation) {
 		}
 	}
 	if lacking == 0 && e.apiOn && e.probed() && len(e.run.Updates) > 0 {
-		e.unchecked(ItemValidatorNotExercised, "", nil, "every probed pool (%s) declares every feature probed at update: no update could be rejected, so NodeDeclaredFeatureValidator was not seen rejecting", strings.Join(e.pools(), ", "))
+		e.unchecked(ItemValidatorNotExercised, "", nil, "every probed pool (%s) declares every feature probed at update: no update could be rejected, so NodeDeclaredFeatureValidator was not seen rejecting%s", strings.Join(e.pools(), ", "), e.syntheticHint())
 	}
 }
 
@@ -514,6 +515,31 @@ func checkForeignWrites(e *evaluation, w probes.NodeWrites, as string, pool func
 		through = fmt.Sprintf(", through the cluster's address and by each of %d apiservers at its own", n)
 	}
 	e.v.NodeWrites = fmt.Sprintf("as %s, a dry-run write of its own status.declaredFeatures was admitted and of %s's refused by NodeRestriction (403)%s", as, w.Other.Node, through)
+}
+
+// checkSynthetic says what the node that declares nothing showed; its
+// placements and updates were judged with every pool's.
+func checkSynthetic(e *evaluation) {
+	s := e.run.Synthetic
+	if s.Node == "" {
+		return
+	}
+	refusals, rejections := 0, 0
+	for _, p := range e.run.Placements {
+		if p.Pool == probes.SyntheticPool && !p.Declares && e.pluginWords(p) {
+			refusals++
+		}
+	}
+	for _, u := range e.run.Updates {
+		if u.Pool == probes.SyntheticPool && !u.Declares && validatorWords(u.Code, u.Message, u) {
+			rejections++
+		}
+	}
+	e.v.SyntheticNode = fmt.Sprintf("%s (declares nothing; added for %s, which no probed pool lacked): %d refusals in the NodeDeclaredFeatures plugin's words, %d rejections in NodeDeclaredFeatureValidator's; removed after the run",
+		s.Node, strings.Join(s.Needed, " and "), refusals, rejections)
+	if len(s.Evicted) > 0 {
+		e.v.SyntheticNode += fmt.Sprintf("; pods of others that tolerate every taint were bound to it and removed with it: %s", strings.Join(s.Evicted, ", "))
+	}
 }
 
 // checkIntent holds the fleet and the control plane to the plan (--intent).

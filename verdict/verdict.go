@@ -180,6 +180,9 @@ type Verdict struct {
 	IntentChecked bool `json:"intentChecked"`
 	// NodeWrites says what the node-write check saw, where it held.
 	NodeWrites string `json:"nodeWrites,omitempty"`
+	// SyntheticNode says what the node that declares nothing showed, where
+	// the run added one (no real pool lacked a feature probed).
+	SyntheticNode string `json:"syntheticNode,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.
@@ -241,6 +244,22 @@ func (e *evaluation) probed() bool { return len(e.run.Placements) > 0 }
 // in the words of the control plane's minor.
 func (e *evaluation) pluginWords(p probes.PoolProbe) bool {
 	return p.Feature != "" && !p.Bound && p.Message != "" && strings.Contains(p.Message, fixtures.SchedulerRefusal(e.minor, p.Feature))
+}
+
+// count adds to a fleet pool's summary; the synthetic node is no pool of
+// the fleet, and its refusals and rejections are in Verdict.SyntheticNode.
+func (e *evaluation) count(pool string, add func(*PoolSummary)) {
+	if ps := e.summary[pool]; ps != nil {
+		add(ps)
+	}
+}
+
+// syntheticHint says why no synthetic node showed what no pool could.
+func (e *evaluation) syntheticHint() string {
+	if why := e.run.Synthetic.Unchecked; why != "" {
+		return ": " + why
+	}
+	return ""
 }
 
 // pluginRefusal is a default-scheduler refusal in the plugin's words, if any.

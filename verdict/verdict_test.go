@@ -471,3 +471,43 @@ func TestMissingReportNamesTheRuntimeWindow(t *testing.T) {
 		t.Errorf("gate-decided: %v", g.Reasons)
 	}
 }
+
+// A fully rolled-out fleet: no pool lacks a feature, so the plugin and
+// the validator are seen only on the synthetic node. With it the run is
+// GO and says what the node showed; without the grant the two items are
+// unchecked, naming it.
+func TestFullyRolledOutFleet(t *testing.T) {
+	rolledOut := func() *probes.Run {
+		r := soundRun()
+		r.Placements[3] = probes.PoolProbe{Pool: "b", Feature: "X", Declares: true, Bound: true, Node: "b1", Decision: time.Second}
+		r.Updates[1] = probes.PoolUpdate{Pool: "b", Pod: "u-b", Node: "b1", Feature: "Y", Declares: true, Code: 200}
+		return r
+	}
+	r := rolledOut()
+	r.Synthetic = probes.Synthetic{Needed: []string{"scheduling", "update"}, Unchecked: "every probed pool declares every feature probed at scheduling and update, and the identity may not create nodes (config/rbac/synthetic-node.yaml grants it)"}
+	g := Evaluate(r, policy)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 2 || !strings.Contains(g.Unchecked[0].Reason, "config/rbac/synthetic-node.yaml") || !strings.Contains(g.Unchecked[1].Reason, "config/rbac/synthetic-node.yaml") {
+		t.Errorf("without the grant: %s %v", g.Outcome, g.Unchecked)
+	}
+	r = rolledOut()
+	const node = "ndfq-synthetic-abcde"
+	r.Synthetic = probes.Synthetic{Node: node, Needed: []string{"scheduling", "update"}, Evicted: []string{"kube-system/kube-proxy-zz9"}}
+	r.Placements = append(r.Placements,
+		probes.PoolProbe{Pool: probes.SyntheticPool, Declares: true, Bound: true, Node: node},
+		probes.PoolProbe{Pool: probes.SyntheticPool, Feature: "X", Message: pluginRefusal})
+	r.Updates = append(r.Updates,
+		probes.PoolUpdate{Pool: probes.SyntheticPool, Pod: "u-s", Node: node, Declares: true, Code: 200},
+		probes.PoolUpdate{Pool: probes.SyntheticPool, Pod: "u-s1", Node: node, Feature: "Y", Code: 403, Message: fixtures.UpdateRejection("u-s1", "Y", node)})
+	g = Evaluate(r, policy)
+	var text bytes.Buffer
+	_ = g.WriteText(&text)
+	if g.Outcome != GO || !strings.Contains(text.String(), "synthetic node: "+node+" (declares nothing; added for scheduling and update, which no probed pool lacked): 1 refusals in the NodeDeclaredFeatures plugin's words, 1 rejections") ||
+		!strings.Contains(g.SyntheticNode, "kube-system/kube-proxy-zz9") {
+		t.Errorf("with the node: %s %v %v\n%s", g.Outcome, g.Reasons, g.Unchecked, text.String())
+	}
+	// The synthetic node's refusal must still be the plugin's.
+	r.Placements[len(r.Placements)-1].Message = "0/3 nodes are available: 3 Insufficient cpu."
+	if g := Evaluate(r, policy); !g.Holds(ForeignRefusal, probes.SyntheticPool, "") {
+		t.Errorf("a foreign refusal on the synthetic node: %s %v", g.Outcome, g.Reasons)
+	}
+}

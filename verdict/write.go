@@ -30,6 +30,9 @@ func (g Verdict) WriteText(w io.Writer) error {
 	if g.NodeWrites != "" {
 		fmt.Fprintf(w, "node writes: %s\n", g.NodeWrites)
 	}
+	if g.SyntheticNode != "" {
+		fmt.Fprintf(w, "synthetic node: %s\n", g.SyntheticNode)
+	}
 	for _, r := range g.Reasons {
 		fmt.Fprintf(w, "HOLD: %s\n", r)
 	}

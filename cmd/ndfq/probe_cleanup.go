@@ -18,7 +18,7 @@ func probeCleanupCommand() *cobra.Command {
 	var runID string
 	cmd := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Remove what earlier probe runs left (a run killed with SIGKILL, a lost connection): every namespace a run made and every probe pod, by the ndfq.io/probe-run label",
+		Short: "Remove what earlier probe runs left (a run killed with SIGKILL, a lost connection): every synthetic node and namespace a run made and every probe pod, by the ndfq.io/probe-run label",
 		Args:  noArgs,
 		PreRunE: func(*cobra.Command, []string) error {
 			if runID != "" {
@@ -38,7 +38,7 @@ func probeCleanupCommand() *cobra.Command {
 				return err
 			}
 			left, err := probes.Cleanup(cmd.Context(), probes.CleanupInput{Clientset: cs, Namespace: kube.namespace(), RunID: runID, Progress: progress.New(cmd.ErrOrStderr()).Printf})
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d namespaces %v and %d pods %v\n", len(left.Namespaces), left.Namespaces, len(left.Pods), left.Pods)
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d synthetic nodes %v, %d namespaces %v and %d pods %v\n", len(left.Nodes), left.Nodes, len(left.Namespaces), left.Namespaces, len(left.Pods), left.Pods)
 			return err
 		},
 	}

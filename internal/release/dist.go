@@ -43,7 +43,7 @@ const (
 // RBACManifests are the probe's roles a release ships, by their names in
 // the release and their files in the repository.
 var RBACManifests = map[string]string{"rbac-probe.yaml": "config/rbac/probe.yaml", "rbac-kubelet.yaml": "config/rbac/kubelet.yaml",
-	"rbac-node-writes.yaml": "config/rbac/node-writes.yaml"}
+	"rbac-node-writes.yaml": "config/rbac/node-writes.yaml", "rbac-synthetic-node.yaml": "config/rbac/synthetic-node.yaml"}
 
 // Make builds a release into Dist: archives, the image archive, the krew
 // and Job manifests, and checksums.txt over all of them. Last it runs the
