@@ -23,6 +23,7 @@ import (
 type Declaration struct {
 	Node           string
 	Pool           string
+	Labels         map[string]string `json:"-"` // the node's, for a plan's pool selectors
 	KubeletVersion string
 	Published      bool     // status.declaredFeatures is present
 	Declared       []string // as stored, in order
@@ -102,7 +103,7 @@ func Declarations(ctx context.Context, in DeclarationsInput) ([]Declaration, err
 	for i, n := range nodes {
 		d := &out[i]
 		*d = Declaration{
-			Node: n.Name, Pool: n.Labels[in.PoolLabel], KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+			Node: n.Name, Pool: n.Labels[in.PoolLabel], Labels: n.Labels, KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 			Published: n.Status.DeclaredFeatures != nil, Declared: n.Status.DeclaredFeatures,
 			Digest: fixtures.Digest(n.Status.DeclaredFeatures), Runtime: n.Status.NodeInfo.ContainerRuntimeVersion,
 		}

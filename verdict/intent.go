@@ -5,17 +5,70 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/probes"
 )
 
-// IntentPool is what an operator plans for one pool: how many nodes, and
-// the kubelet (version, gates, runtime) each of them runs.
+// IntentPool is what an operator plans for one pool: which nodes are in
+// it, how many, and the kubelets (version, gates, runtime) they run.
 type IntentPool struct {
-	Count   int
-	Kubelet fixtures.Kubelet
+	// Selector picks the pool's nodes by their labels; nil takes the
+	// run's pool of the same name (its pool label's value).
+	Selector labels.Selector
+	// Min and Max bound the node count; Max 0 is no upper bound. A
+	// topology plans an exact count (Min == Max).
+	Min, Max int
+	// Kubelets are the kubelets planned there, one per version (two
+	// during a rollout). A version without a patch ("1.37") is any
+	// release of that minor.
+	Kubelets []fixtures.Kubelet
+	// RuntimeUnplanned: the plan names no runtime, so features that hang
+	// on what the runtime reports are not held to it.
+	RuntimeUnplanned bool
+}
+
+// kubeletFor is the planned kubelet a node's kubelet version is.
+func (p IntentPool) kubeletFor(version string) (fixtures.Kubelet, bool) {
+	for _, k := range p.Kubelets {
+		if want, err := kubeversion.Parse(k.Version); err == nil {
+			if want.String() == version {
+				return k, true
+			}
+		} else if k.Minor() == kubeversion.MinorOf(version) {
+			return k, true
+		}
+	}
+	return fixtures.Kubelet{}, false
+}
+
+// versions names the planned kubelet versions.
+func (p IntentPool) versions() string {
+	var out []string
+	for _, k := range p.Kubelets {
+		if v, err := kubeversion.Parse(k.Version); err == nil {
+			out = append(out, v.String())
+		} else {
+			out = append(out, k.Version+".x")
+		}
+	}
+	return strings.Join(out, " or ")
+}
+
+// counts says the planned count: "3", "at least 300", "300 to 400".
+func (p IntentPool) counts() string {
+	switch {
+	case p.Max == p.Min:
+		return strconv.Itoa(p.Min)
+	case p.Max == 0:
+		return fmt.Sprintf("at least %d", p.Min)
+	}
+	return fmt.Sprintf("%d to %d", p.Min, p.Max)
 }
 
 // IntentControlPlane is what an operator plans for the control plane.
@@ -50,16 +103,17 @@ func (in *Intent) check(e *evaluation) {
 	add := func(pool, node, format string, args ...any) { e.hold(IntentMismatch, pool, node, format, args...) }
 	seen := map[string]int{}
 	for _, d := range e.run.Declarations {
-		seen[d.Pool]++
-		plan, ok := in.Pools[d.Pool]
+		name, ok := in.poolOf(d)
 		if !ok {
-			add(d.Pool, d.Node, "pool %q is not in the intent (it plans %v)", d.Pool, slices.Sorted(maps.Keys(in.Pools)))
+			add(d.Pool, d.Node, "%s", name)
 			continue
 		}
-		k := plan.Kubelet
-		if want, err := kubeversion.Parse(k.Version); err == nil && d.KubeletVersion != want.String() {
-			add(d.Pool, d.Node, "kubelet %s, the intent plans %s", d.KubeletVersion, want)
-			continue // gates and declarations of another minor say nothing more
+		seen[name]++
+		plan := in.Pools[name]
+		k, ok := plan.kubeletFor(d.KubeletVersion)
+		if !ok {
+			add(d.Pool, d.Node, "kubelet %s, the intent plans %s for pool %s", d.KubeletVersion, plan.versions(), name)
+			continue // gates and declarations of another version say nothing more
 		}
 		if d.Unreachable != "" {
 			continue // kubelet-unreachable already holds: its gates cannot be read
@@ -69,27 +123,52 @@ func (in *Intent) check(e *evaluation) {
 			add(d.Pool, d.Node, "gate %s: the intent plans %t, the kubelet reports %s", gate, planned[gate], d.Gates.Describe(gate))
 		}
 		must := k.MustDeclare()
+		var unplanned []string // hang on a runtime the plan does not name
+		if plan.RuntimeUnplanned {
+			unplanned = fixtures.RuntimeDependent(k.Minor(), planned)
+		}
 		for _, f := range must {
-			if !slices.Contains(d.Declared, f) {
+			if !slices.Contains(d.Declared, f) && !slices.Contains(unplanned, f) {
 				add(d.Pool, d.Node, "feature %s: the intent's kubelet declares it, the node does not (declares %v)", f, d.Declared)
 			}
 		}
 		for _, f := range d.Declared {
-			if !slices.Contains(must, f) {
+			if !slices.Contains(must, f) && !slices.Contains(unplanned, f) {
 				add(d.Pool, d.Node, "feature %s: the node declares it, the intent's kubelet does not (it declares %v)", f, must)
 			}
 		}
 	}
 	if e.run.NodeSelector == "" { // a selector's slice is not the whole plan
 		for _, pool := range slices.Sorted(maps.Keys(in.Pools)) {
-			if n := seen[pool]; n != in.Pools[pool].Count {
-				add(pool, "", "%d node(s), the intent plans %d", n, in.Pools[pool].Count)
+			plan := in.Pools[pool]
+			if n := seen[pool]; n < plan.Min || (plan.Max > 0 && n > plan.Max) {
+				add(pool, "", "%d node(s), the intent plans %s", n, plan.counts())
 			}
 		}
 	}
 	if in.ControlPlane != nil {
 		in.ControlPlane.check(e)
 	}
+}
+
+// poolOf is the intent pool a node belongs to: the one whose selector
+// matches its labels, or (a plan without selectors) the run's pool of
+// the same name. Not ok: why none or more than one.
+func (in *Intent) poolOf(d probes.Declaration) (string, bool) {
+	var match []string
+	for name, p := range in.Pools {
+		if (p.Selector == nil && d.Pool == name) || (p.Selector != nil && p.Selector.Matches(labels.Set(d.Labels))) {
+			match = append(match, name)
+		}
+	}
+	slices.Sort(match)
+	switch len(match) {
+	case 1:
+		return match[0], true
+	case 0:
+		return fmt.Sprintf("the node is in no pool of the intent (it plans %v)", slices.Sorted(maps.Keys(in.Pools))), false
+	}
+	return fmt.Sprintf("the node is in pools %v of the intent: their selectors overlap", match), false
 }
 
 // check holds every apiserver's version and gates, the scheduler's gates
@@ -134,6 +213,14 @@ func (cp *IntentControlPlane) check(e *evaluation) {
 			e.unchecked(ItemIntent, ControlPlane, nil, "the intent plans scheduler %q with the NodeDeclaredFeatures plugin, which this run did not probe (pass --scheduler-name %s)", s.Name, s.Name)
 		}
 	}
+}
+
+// ExtraSchedulers are the schedulers besides the default one the plan names.
+func (in *Intent) ExtraSchedulers() []IntentScheduler {
+	if in == nil || in.ControlPlane == nil {
+		return nil
+	}
+	return in.ControlPlane.ExtraSchedulers
 }
 
 // plansWithoutPlugin is whether the plan names scheduler as one without

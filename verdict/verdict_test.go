@@ -200,8 +200,8 @@ func TestHoldsAndFired(t *testing.T) {
 // is what a1 declares; pool b runs 1.34 kubelets that declare nothing.
 func soundIntent() *Intent {
 	return &Intent{Pools: map[string]IntentPool{
-		"a": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.37.2"}},
-		"b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.34.4"}},
+		"a": {Min: 1, Max: 1, Kubelets: []fixtures.Kubelet{{Version: "1.37.2"}}},
+		"b": {Min: 1, Max: 1, Kubelets: []fixtures.Kubelet{{Version: "1.34.4"}}},
 	}}
 }
 
@@ -243,9 +243,11 @@ func TestIntent(t *testing.T) {
 	}
 	a := soundIntent().Pools["a"]
 	for want, pools := range map[string]map[string]IntentPool{
-		`pool "b" is not in the intent`:             {"a": a},
-		"kubelet v1.34.4, the intent plans v1.35.4": {"a": a, "b": {Count: 1, Kubelet: fixtures.Kubelet{Version: "1.35.4"}}},
-		"1 node(s), the intent plans 2":             {"a": a, "b": {Count: 2, Kubelet: fixtures.Kubelet{Version: "1.34.4"}}},
+		"the node is in no pool of the intent (it plans [a])":    {"a": a},
+		"kubelet v1.34.4, the intent plans v1.35.4 for pool b":   {"a": a, "b": {Min: 1, Max: 1, Kubelets: []fixtures.Kubelet{{Version: "1.35.4"}}}},
+		"1 node(s), the intent plans 2":                          {"a": a, "b": {Min: 2, Max: 2, Kubelets: []fixtures.Kubelet{{Version: "1.34.4"}}}},
+		"1 node(s), the intent plans at least 300":               {"a": a, "b": {Min: 300, Kubelets: []fixtures.Kubelet{{Version: "1.34"}}}},
+		"kubelet v1.34.4, the intent plans 1.35.x or 1.36.x for": {"a": a, "b": {Min: 1, Kubelets: []fixtures.Kubelet{{Version: "1.35"}, {Version: "1.36"}}}},
 	} {
 		g := Evaluate(intentRun(), Policy{Thresholds: DefaultThresholds, Intent: &Intent{Pools: pools}})
 		if g.Outcome != HOLD || !strings.Contains(fmt.Sprint(g.Reasons), want) || !g.Holds(IntentMismatch, "b", "") {

@@ -20,11 +20,20 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(typo, []byte("name: typo\ncontrolPlane: {version: 1.37.2}\nworkers:\n- {name: a, count: 1, version: 1.37.2, kubelet: {featureGates: {NodeDeclaredFeaturez: true}}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	fleet := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(fleet, []byte("apiVersion: ndfq.io/v1alpha1\nkind: FleetIntent\npools: [{name: a, nodes: {count: 50}, kubelet: {versions: ['1.99']}}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
 		want string
 	}{
+		{[]string{"intent", "from-topology", "skew-1.37"}, exitOK, "kind: FleetIntent"},
+		{[]string{"intent", "from-topology", "nope"}, exitError, `no topology "nope"`},
+		{[]string{"intent", "validate", fleet}, exitError, "pools[0] (a).kubelet.versions[0]: ndfq has no oracle for Kubernetes 1.99"},
+		{[]string{"probe", "--intent", fleet}, exitError, "--intent: " + fleet + ": pools[0] (a).kubelet.versions[0]"},
+		{[]string{"probe", "--intent", fleet, "--intent-control-plane-version", "1.37.2"}, exitError, "is a fleet intent: give its controlPlane.version in the file"},
 		{[]string{"version"}, exitOK, "ndfq "},
 		{[]string{"version", "extra"}, exitError, `ndfq version takes no arguments, got "extra"`},
 		{[]string{"cluster", "dwon"}, exitError, `unknown command "dwon" for "ndfq cluster" (it has down, list, up); did you mean "down"?`},

@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/buildinfo"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
@@ -125,13 +124,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				}
 			}
 			if intentFile != "" {
-				plan, err := topology.LoadWith(intentFile, intentCPVersion)
-				if err != nil {
+				var err error
+				if intent, err = loadIntent(intentFile, intentCPVersion); err != nil {
 					return fmt.Errorf("--intent: %w", err)
 				}
-				intent = intentOf(plan)
 				// What the intent names is what the run probes: each extra scheduler too.
-				for _, s := range intent.ControlPlane.ExtraSchedulers {
+				for _, s := range intent.ExtraSchedulers() {
 					if !slices.Contains(schedulerNames, s.Name) {
 						schedulerNames = append(schedulerNames, s.Name)
 					}
@@ -240,7 +238,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
-	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch)")
+	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a fleet intent file (verdict/intent.schema.json; ndfq intent capture writes one) or a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch), and every scheduler it names is probed")
 	f.DurationVar(&timeout, "timeout", 15*time.Minute, "the whole run's bound, cleanup excluded (0: none); past it the probe stops, cleans up and exits 2")
 	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")
@@ -376,17 +374,3 @@ func writeGateFile(path string, g verdict.Verdict, form string) error {
 	return f.Close()
 }
 
-// intentOf is a topology as the plan the probe holds a fleet to: its
-// pools, and its control plane (every apiserver's version and gates, the
-// scheduler's gates, the extra schedulers).
-func intentOf(t *topology.Topology) *verdict.Intent {
-	cp := &verdict.IntentControlPlane{Version: t.ControlPlaneVersion().String(), APIServer: t.APIServer(), Scheduler: t.Scheduler()}
-	for _, s := range t.ControlPlane.ExtraSchedulers {
-		cp.ExtraSchedulers = append(cp.ExtraSchedulers, verdict.IntentScheduler{Name: s.Name, IgnoresDeclarations: s.IgnoresDeclarations})
-	}
-	out := &verdict.Intent{Pools: map[string]verdict.IntentPool{}, ControlPlane: cp}
-	for _, p := range t.Pools() {
-		out.Pools[p.Name] = verdict.IntentPool{Count: p.Count, Kubelet: p.Intent()}
-	}
-	return out
-}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/ndfq/ndfq/clusters/topology"
 )
 
 // blackhole is an address that accepts connections and never answers, as
@@ -157,5 +160,31 @@ func TestResultsConfigMapIsThisRunsFromTheStart(t *testing.T) {
 	}
 	if failed["verdict"] != "ERROR" || failed["runID"] != running["runID"] || !strings.Contains(failed["error"], "control plane down") || failed["report.json"] != "" {
 		t.Errorf("second write: %v (first %v)", failed, running)
+	}
+}
+
+// Every shipped topology's fleet intent is valid and holds the same plan
+// as the topology read directly (one path for both).
+func TestEveryTopologyIsAFleetIntent(t *testing.T) {
+	for _, name := range topology.Names() {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"intent", "from-topology", name}, &out, &errOut); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut.String())
+		}
+		path := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, err := loadIntent(path, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		direct, err := loadIntent(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fromFile, direct) {
+			t.Errorf("%s: the file's plan differs from the topology's:\n%+v\n%+v", name, *fromFile.ControlPlane, *direct.ControlPlane)
+		}
 	}
 }
