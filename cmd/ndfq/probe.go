@@ -373,4 +373,3 @@ func writeGateFile(path string, g verdict.Verdict, form string) error {
 	}
 	return f.Close()
 }
-
