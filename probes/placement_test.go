@@ -143,16 +143,16 @@ func TestDecisionsTimedByTheWatch(t *testing.T) {
 		"late":  sent.Add(9 * time.Second), // a loaded machine's watch, 2 s stamped
 	}}
 	placements := []PoolProbe{
-		{pod: "ctl", created: sent, Decision: 0, DecisionFrom: decisionFromCondition},
-		{pod: "probe", created: sent, Decision: 2 * time.Second, DecisionFrom: decisionFromCondition},
-		{pod: "late", created: sent, Decision: 2 * time.Second, DecisionFrom: decisionFromCondition},
-		{pod: "unseen", created: sent, Decision: time.Second, DecisionFrom: decisionFromCondition},
+		{pod: "ctl", created: sent, Decision: 0, DecisionFrom: DecisionFromCondition},
+		{pod: "probe", created: sent, Decision: 2 * time.Second, DecisionFrom: DecisionFromCondition},
+		{pod: "late", created: sent, Decision: 2 * time.Second, DecisionFrom: DecisionFromCondition},
+		{pod: "unseen", created: sent, Decision: time.Second, DecisionFrom: DecisionFromCondition},
 	}
 	d.time(placements)
 	for i, want := range []struct {
 		d    time.Duration
 		from string
-	}{{40 * time.Millisecond, decisionFromWatch}, {1500 * time.Millisecond, decisionFromWatch}, {3 * time.Second, decisionFromWatch}, {time.Second, decisionFromCondition}} {
+	}{{40 * time.Millisecond, decisionFromWatch}, {1500 * time.Millisecond, decisionFromWatch}, {3 * time.Second, decisionFromWatch}, {time.Second, DecisionFromCondition}} {
 		if placements[i].Decision != want.d || placements[i].DecisionFrom != want.from {
 			t.Errorf("%s: %s by %s, want %s by %s", placements[i].pod, placements[i].Decision, placements[i].DecisionFrom, want.d, want.from)
 		}

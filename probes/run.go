@@ -556,7 +556,7 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 				declares = p.declares(t.feature, res.Node)
 			}
 			out[i] = PoolProbe{Pool: pool, Scheduler: scheduler, Feature: t.feature, Declares: declares,
-				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision, DecisionFrom: decisionFromCondition,
+				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision, DecisionFrom: DecisionFromCondition,
 				created: res.Created, pod: res.Pod}
 			return nil
 		})
@@ -860,8 +860,10 @@ func outOfScope(ctx context.Context, cfg *rest.Config, in []corev1.Node) ([]stri
 
 // How a decision was timed (PoolProbe.DecisionFrom).
 const (
-	decisionFromWatch     = "watch"
-	decisionFromCondition = "condition"
+	decisionFromWatch = "watch"
+	// DecisionFromCondition is a decision timed only by the control
+	// plane's whole-second stamps.
+	DecisionFromCondition = "condition"
 )
 
 // decisions watches the run's pods and keeps, on the client's clock, when

@@ -89,6 +89,7 @@ const (
 	ItemValidatorNotExercised = "validator-not-exercised"
 	ItemIntent                = "intent"
 	ItemNodeWrites            = "node-writes"
+	ItemDecisionLatency       = "decision-latency"
 )
 
 // ItemInfo is one unchecked item: what it leaves unasked (those JUnit cases
@@ -121,6 +122,7 @@ var Items = []ItemInfo{
 	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling and no synthetic node was added: no pod could be refused, so the plugin was not seen refusing", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
 	{ItemValidatorNotExercised, []Condition{UnexpectedUpdateAdmission, ForeignRejection}, About{"every probed pool declares every feature probed at update and no synthetic node was added: no update could be rejected, so the validator was not seen rejecting", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
 	{ItemNodeWrites, []Condition{ForeignNodeWrite}, About{"no kubelet identity was asked to write another node's declarations (impersonation not granted, or the answer was not NodeRestriction's)", "bind config/rbac/node-writes.yaml, or read the refusal it names"}},
+	{ItemDecisionLatency, []Condition{SchedulerLatency}, About{"a pool's scheduling decisions were not all timed by the probe's watch: whole-second stamps cannot time them", "probe again; if it persists, the watch of the probe's pods is cut (a proxy's idle timeout?)"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
 
@@ -141,7 +143,7 @@ var checks = []check{
 	{"kubelets", []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, MissingReportRate, MixedPool}, []string{ItemKubeletGates, ItemRuntimeFeatures}, checkKubelets},
 	{"freshness", []Condition{StaleDeclarations}, []string{ItemFreshness}, checkFreshness},
 	{"placement", []Condition{UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerIgnoresDecl}, []string{ItemPlacementAndUpdates, ItemPluginNotExercised}, checkPlacement},
-	{"latency", []Condition{SchedulerLatency}, nil, checkLatency},
+	{"latency", []Condition{SchedulerLatency}, []string{ItemDecisionLatency}, checkLatency},
 	{"updates", []Condition{UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection, APIServerSplit}, []string{ItemValidatorNotExercised}, checkUpdates},
 	{"node-writes", []Condition{ForeignNodeWrite}, []string{ItemNodeWrites}, checkNodeWrites},
 	{"synthetic-node", nil, nil, checkSynthetic},
@@ -357,13 +359,19 @@ func checkPlacement(e *evaluation) {
 
 // checkLatency compares probe and control pods' decision times per pool.
 // Control pods decided in under a millisecond count as one: a ratio
-// against zero is never small.
+// against zero is never small. Only decisions the probe's watch timed
+// count: the control plane's own stamps are whole seconds (0s, 1s), whose
+// ratio can neither fire nor be trusted, so a pool with any such decision
+// has its latency unchecked, named.
 func checkLatency(e *evaluation) {
 	for _, pool := range e.pools() {
 		var probe, control []time.Duration
+		var unmeasured []string
 		for _, p := range e.run.Placements {
 			switch {
 			case p.Pool != pool || p.Scheduler != "":
+			case p.DecisionFrom == probes.DecisionFromCondition:
+				unmeasured = append(unmeasured, nonEmpty(p.Feature, "control"))
 			case p.Feature == "":
 				control = append(control, p.Decision)
 			default:
@@ -371,6 +379,10 @@ func checkLatency(e *evaluation) {
 			}
 		}
 		ps := e.summary[pool]
+		if len(unmeasured) > 0 {
+			e.unchecked(ItemDecisionLatency, pool, nil, "the probe's watch did not see %d decision(s) (%s): the control plane's whole-second stamps are all there is, so probe against control decision times is unchecked", len(unmeasured), strings.Join(unmeasured, ", "))
+			continue
+		}
 		ps.ProbeP50, ps.ProbeP99, ps.ControlP50 = seconds(probe, 0.5), seconds(probe, 0.99), seconds(control, 0.5)
 		if len(probe) == 0 || len(control) == 0 {
 			continue

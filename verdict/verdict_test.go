@@ -513,3 +513,17 @@ func TestFullyRolledOutFleet(t *testing.T) {
 		t.Errorf("a foreign refusal on the synthetic node: %s %v", g.Outcome, g.Reasons)
 	}
 }
+
+// Latency counts only decisions the probe's watch timed: a pool with one
+// timed by whole-second stamps alone is unchecked, never a ratio of 0s.
+func TestLatencyOfWholeSecondStampsIsUnchecked(t *testing.T) {
+	r := soundRun()
+	for i := range r.Placements {
+		r.Placements[i].DecisionFrom = "watch"
+	}
+	r.Placements[0].Decision, r.Placements[0].DecisionFrom = 0, probes.DecisionFromCondition
+	g := Evaluate(r, policy)
+	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != ItemDecisionLatency || g.Unchecked[0].Pool != "a" || g.Pools[0].ControlP50 != nil {
+		t.Errorf("verdict %s %v, pool a %+v", g.Outcome, g.Unchecked, g.Pools[0])
+	}
+}
