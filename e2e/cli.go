@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
@@ -83,12 +84,18 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
 		Expect(code).To(Equal(2), "an identity without the roles must be an error, not a verdict")
 
-		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks, no node writes")
+		By("binding only the base role (config/rbac/probe.yaml): no kubelet checks, no exec routes, no node writes")
 		e.ApplyManifest(ctx, "config/rbac/probe.yaml")
 		e.WaitAuthorized(ctx, prober, "list", "nodes", "", "")
 		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
-		Expect(g.Unchecked).To(ConsistOf(HaveField("Check", verdict.ItemKubeletGates), HaveField("Check", verdict.ItemNodeWrites)))
+		want := []any{HaveField("Check", verdict.ItemKubeletGates), HaveField("Check", verdict.ItemNodeWrites)}
+		if fixtures.RoutesStreams(t.ControlPlaneVersion().Minor()) && t.APIServer().Enables(fixtures.TranslateStreamCloseWebsocketRequests) {
+			for range on { // one exec route per probed pool, each unread without pods/exec
+				want = append(want, HaveField("Check", verdict.ItemStreamingRoute))
+			}
+		}
+		Expect(g.Unchecked).To(ConsistOf(want...))
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober, "--hold-unchecked")
 		Expect(code).To(Equal(1))
 		Expect(g.Holds(verdict.CheckNotMade, "", "")).To(BeTrue(), "%v", g.Reasons)

@@ -171,7 +171,7 @@ func TestNotProbed(t *testing.T) {
 	}
 	p := &prober{minor: "1.38", api: on(fixtures.NodeDeclaredFeatures, fixtures.RestartAllContainersOnContainerExits, fixtures.UserNamespacesHostNetworkSupport,
 		fixtures.PodCertificateMLDSA, fixtures.InPlacePodLevelResourcesVerticalScaling, fixtures.InPlacePodVerticalScalingInitContainers, fixtures.InPlacePodVerticalScalingMemoryBackedVolumes,
-		fixtures.SecurityProfileOCI)}
+		fixtures.SecurityProfileOCI, fixtures.TranslateStreamCloseWebsocketRequests, fixtures.DRANodeAllocatableResources, fixtures.DRAOptionalNodeOperations)}
 	got := fmt.Sprint(p.notProbed())
 	want := "[{SecurityProfileOCI scheduling  ndfq has no scheduling probe for it (a seccompProfile of type OCI on the pod or a container)} {VolumeBindMountOptions scheduling VolumeBindMountOptions kube-apiserver has VolumeBindMountOptions unknown to this component}]"
 	if got != want {
@@ -190,7 +190,18 @@ func TestNotProbed(t *testing.T) {
 			t.Errorf("NodeDeclaredFeatures off: %+v", n)
 		}
 	}
-	if n := len(p.notProbed()); n != 2+3 {
-		t.Errorf("NodeDeclaredFeatures off: %d not probed, want the 2 above and the 3 update probes of 1.38: %v", n, p.notProbed())
+	if n := len(p.notProbed()); n != 2+3+1 {
+		t.Errorf("NodeDeclaredFeatures off: %d not probed, want the 2 above, the 3 update probes of 1.38 and the ResourceSlice's: %v", n, p.notProbed())
+	}
+	// The features no pod field asks for are named where their path is off.
+	p.api = on(fixtures.NodeDeclaredFeatures)
+	var paths []string
+	for _, n := range p.notProbed() {
+		if n.At == "streaming" || n.Feature == fixtures.DRANodeAllocatableResources || n.Feature == fixtures.DRAOptionalNodeOperations {
+			paths = append(paths, n.Feature+"/"+n.GateOff)
+		}
+	}
+	if want := "[DRAOptionalNodeOperations/DRAOptionalNodeOperations ExtendWebSocketsToKubelet/TranslateStreamCloseWebsocketRequests DRANodeAllocatableResources/DRANodeAllocatableResources]"; fmt.Sprint(paths) != want {
+		t.Errorf("path features with their gates off: %v, want %s", paths, want)
 	}
 }

@@ -74,7 +74,10 @@ type PoolProbe struct {
 
 // PoolUpdate is one update probe's outcome on one pool.
 type PoolUpdate struct {
-	Pool     string `json:"pool"`
+	Pool string `json:"pool"`
+	// Kind is "" for a pod update, SliceKind for a ResourceSlice write
+	// (Pod is then the slice's name).
+	Kind     string `json:"kind,omitempty"`
 	Pod      string `json:"pod"`
 	Node     string `json:"node"`
 	Feature  string `json:"feature"` // "" for the control
@@ -145,6 +148,12 @@ type Run struct {
 	// Synthetic is the node that declares nothing, added where no real
 	// pool could show the plugin or the validator refusing.
 	Synthetic Synthetic `json:"synthetic"`
+	// Routes are how the apiservers routed an exec into a probe pod on each
+	// pool (ExtendWebSocketsToKubelet), where the control plane records it.
+	Routes []PoolRoute `json:"routes,omitempty"`
+	// SlicesUnchecked says why no ResourceSlice write was asked where the
+	// validator judges them (DRANodeAllocatableResources on).
+	SlicesUnchecked string `json:"slicesUnchecked,omitempty"`
 	// APIRequests is how many requests the probe sent to the apiserver.
 	APIRequests int64 `json:"apiRequests"`
 	// RunID is the value of RunLabel on everything the run created.
@@ -197,14 +206,19 @@ type prober struct {
 	declared map[string][]string // by node, as read before any pod was placed
 	// synthetic is the run's synthetic node, "" when none was added.
 	synthetic string
+	// routes reads each pool's WebSocket route (nil where none is recorded).
+	routes *routes
+	// slices: each pool is also asked for ResourceSlice writes.
+	slices bool
 
 	// inFlight bounds the probe pods being placed or started at once: a
 	// pool's few go at once, a whole fleet's ~90 do not land on the
 	// kubelets in one burst (on 2 cores the load average passed 100).
 	inFlight chan struct{}
 
-	mu      sync.Mutex
-	created []string // pods to delete after, in a namespace the probe keeps
+	mu       sync.Mutex
+	created  []string    // pods to delete after, in a namespace the probe keeps
+	routesOf []PoolRoute // by pool, as each pool's exec was routed
 }
 
 // declares is whether any of the nodes declares feature ("" needs nothing).
@@ -302,6 +316,12 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		defer p.deleteCreated(ctx)
 	}
 	p.ns = run.Namespace
+	if p.routes, err = p.newRoutes(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if p.slices, run.SlicesUnchecked, err = p.probesSlices(ctx); err != nil {
+		return nil, err
+	}
 	if needed := p.syntheticNeeds(run.Pools, fresh); len(needed) > 0 {
 		say("every probed pool declares every feature probed at %s: adding a node that declares nothing for the run", strings.Join(needed, " and "))
 		if run.Synthetic, err = p.addSyntheticNode(ctx, needed); err != nil {
@@ -360,12 +380,20 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 					return err
 				})
 			}
+			var sliceWrites []PoolUpdate
 			g.Go(func() (err error) {
 				pr.updates, err = p.updateAll(ctx, pool, steer)
 				return err
 			})
+			if p.slices {
+				g.Go(func() (err error) {
+					sliceWrites, err = p.sliceWrites(ctx, pool, run.Pools[pool][0])
+					return err
+				})
+			}
 			pr.err = g.Wait()
 			pr.placements = slices.Concat(placed...)
+			pr.updates = append(pr.updates, sliceWrites...)
 		}()
 	}
 	if p.synthetic != "" {
@@ -380,6 +408,8 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		run.Placements = append(run.Placements, pr.placements...)
 		run.Updates = append(run.Updates, pr.updates...)
 	}
+	run.Routes = p.routesOf
+	slices.SortFunc(run.Routes, func(a, b PoolRoute) int { return strings.Compare(a.Pool, b.Pool) })
 	watched.time(run.Placements)
 	run.Took = time.Since(run.Started)
 	return run, nil
@@ -626,6 +656,14 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 			if err != nil {
 				return err
 			}
+			if i == 0 && p.routes != nil && !synthetic {
+				// The first control pod runs on the pool's node: its exec shows the route.
+				node := running.Spec.NodeName
+				r := p.routes.routeOf(ctx, p.ns, pool, node, pod.Name, p.declares(fixtures.ExtendWebSocketsToKubelet, node))
+				p.mu.Lock()
+				p.routesOf = append(p.routesOf, r)
+				p.mu.Unlock()
+			}
 			out[i] = PoolUpdate{Pool: pool, Pod: pod.Name, Node: running.Spec.NodeName, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName),
 				Code: res.Code, Message: res.Message, ByAPIServer: byAPIServer}
 			return nil
@@ -829,7 +867,27 @@ func (p *prober) notProbed() []NotProbed {
 			}
 		}
 	}
+	out = append(out, p.pathsNotProbed()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].At+out[i].Feature < out[j].At+out[j].Feature })
+	return out
+}
+
+// pathsNotProbed names the features no pod field asks for (the apiserver
+// or an allocator acts on them) whose path this control plane cannot take
+// here: its gate for them is off, so they do not apply.
+func (p *prober) pathsNotProbed() []NotProbed {
+	var out []NotProbed
+	off := func(feature, at, why string, gates ...string) {
+		if !fixtures.Registers(p.minor, feature) {
+			return
+		}
+		if i := slices.IndexFunc(gates, func(g string) bool { return !p.api.Enabled(g) }); i >= 0 {
+			out = append(out, NotProbed{Feature: feature, At: at, GateOff: gates[i], Why: fmt.Sprintf("kube-apiserver has %s %s: %s", gates[i], p.api.Describe(gates[i]), why)})
+		}
+	}
+	off(fixtures.ExtendWebSocketsToKubelet, "streaming", "it translates no WebSocket stream and counts no route", fixtures.TranslateStreamCloseWebsocketRequests)
+	off(fixtures.DRANodeAllocatableResources, "update", "its validator judges no ResourceSlice", fixtures.NodeDeclaredFeatures, fixtures.DRANodeAllocatableResources)
+	off(fixtures.DRAOptionalNodeOperations, "scheduling", "it drops skipNodeOperations from every ResourceSlice", fixtures.DRAOptionalNodeOperations)
 	return out
 }
 

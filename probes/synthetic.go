@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
@@ -76,6 +77,9 @@ func (p *prober) syntheticNeeds(pools map[string][]string, fresh map[string]bool
 	}
 	for _, u := range p.updateProbes() {
 		upd = append(upd, u.Feature)
+	}
+	if p.slices {
+		upd = append(upd, fixtures.DRANodeAllocatableResources)
 	}
 	var out []string
 	if len(sched) > 0 && !lacks(sched) {
@@ -196,6 +200,13 @@ func (p *prober) probeSynthetic(ctx context.Context, needed []string) ([]PoolPro
 	if slices.Contains(needed, "update") {
 		if updates, err = p.updateAll(ctx, SyntheticPool, steer); err != nil {
 			return nil, nil, err
+		}
+		if p.slices {
+			writes, err := p.sliceWrites(ctx, SyntheticPool, p.synthetic)
+			if err != nil {
+				return nil, nil, err
+			}
+			updates = append(updates, writes...)
 		}
 	}
 	return placements, updates, nil

@@ -35,6 +35,7 @@ const (
 	IntentMismatch            Condition = "intent-mismatch"
 	SchedulerIgnoresDecl      Condition = "scheduler-ignores-declarations"
 	ForeignNodeWrite          Condition = "foreign-node-write"
+	StreamingRoute            Condition = "streaming-route"
 	CheckNotMade              Condition = "check-not-made"
 )
 
@@ -47,7 +48,7 @@ type About struct {
 // Conditions are every stop condition, in the order reports list them.
 var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool,
 	UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection,
-	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, CheckNotMade}
+	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, StreamingRoute, CheckNotMade}
 
 // ConditionAbout says what each condition means and what to do.
 var ConditionAbout = map[Condition]About{
@@ -70,6 +71,7 @@ var ConditionAbout = map[Condition]About{
 	IntentMismatch:            {"a node, apiserver or scheduler differs from the plan given with --intent", "the fleet drifted from the plan: fix the component named, or the plan"},
 	SchedulerIgnoresDecl:      {"a second scheduler (--scheduler-name) bound a pod to a node that does not declare what it needs", "enable the NodeDeclaredFeatures plugin in that scheduler's profile"},
 	ForeignNodeWrite:          {"one node's kubelet identity may write another node's status.declaredFeatures: any kubelet can declare for any node", "list NodeRestriction in kube-apiserver's --enable-admission-plugins (with --authorization-mode Node)"},
+	StreamingRoute:            {"the apiservers routed a WebSocket exec to a pool's node otherwise than its declaration says: proxied to a kubelet that does not declare ExtendWebSocketsToKubelet (its streams break) or translated where the node declares it", "compare the node's declaredFeatures with kube-apiserver's ExtendWebSocketsToKubelet gate on every apiserver"},
 	CheckNotMade:              {"a check that applies could not be made (--hold-unchecked)", "see the unchecked item it names"},
 }
 
@@ -90,6 +92,7 @@ const (
 	ItemIntent                = "intent"
 	ItemNodeWrites            = "node-writes"
 	ItemDecisionLatency       = "decision-latency"
+	ItemStreamingRoute        = "streaming-route"
 )
 
 // ItemInfo is one unchecked item: what it leaves unasked (those JUnit cases
@@ -122,6 +125,7 @@ var Items = []ItemInfo{
 	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling and no synthetic node was added: no pod could be refused, so the plugin was not seen refusing", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
 	{ItemValidatorNotExercised, []Condition{UnexpectedUpdateAdmission, ForeignRejection}, About{"every probed pool declares every feature probed at update and no synthetic node was added: no update could be rejected, so the validator was not seen rejecting", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
 	{ItemNodeWrites, []Condition{ForeignNodeWrite}, About{"no kubelet identity was asked to write another node's declarations (impersonation not granted, or the answer was not NodeRestriction's)", "bind config/rbac/node-writes.yaml, or read the refusal it names"}},
+	{ItemStreamingRoute, []Condition{StreamingRoute}, About{"how the apiservers routed a WebSocket exec to a pool's node was not read (no pods/exec, an apiserver's counter unread, or another client streamed meanwhile)", "bind config/rbac/kubelet.yaml, reach every apiserver, and probe again"}},
 	{ItemDecisionLatency, []Condition{SchedulerLatency}, About{"a pool's scheduling decisions were not all timed by the probe's watch: whole-second stamps cannot time them", "probe again; if it persists, the watch of the probe's pods is cut (a proxy's idle timeout?)"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
@@ -147,6 +151,7 @@ var checks = []check{
 	{"updates", []Condition{UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection, APIServerSplit}, []string{ItemValidatorNotExercised}, checkUpdates},
 	{"node-writes", []Condition{ForeignNodeWrite}, []string{ItemNodeWrites}, checkNodeWrites},
 	{"synthetic-node", nil, nil, checkSynthetic},
+	{"streaming-route", []Condition{StreamingRoute}, []string{ItemStreamingRoute}, checkRoutes},
 	{"intent", []Condition{IntentMismatch}, []string{ItemIntent}, checkIntent},
 }
 
@@ -178,6 +183,9 @@ func checkOracle(e *evaluation) {
 	if err := fixtures.KnownMinor(e.minor); err != nil {
 		e.unchecked(ItemOracle, ControlPlane, nil, "control plane %s: %v: no placement or update probe is known for it", e.run.ServerVersion, err)
 		return
+	}
+	if why := e.run.SlicesUnchecked; why != "" {
+		e.unchecked(ItemFeatureNotProbed, ControlPlane, nil, "%s at update: %s", fixtures.DRANodeAllocatableResources, why)
 	}
 	for _, n := range e.run.NotProbed {
 		if n.GateOff != "" {
@@ -425,8 +433,12 @@ func checkUpdates(e *evaluation) {
 }
 
 // validatorWords is whether an answer is NodeDeclaredFeatureValidator's
-// refusal of u: a 403 with its message, naming the pod, feature and node.
+// refusal of u: a 403 with its message, naming the pod (or ResourceSlice),
+// feature and node.
 func validatorWords(code int32, message string, u probes.PoolUpdate) bool {
+	if u.Kind == probes.SliceKind {
+		return code == 403 && message == fixtures.SliceRejection(u.Pod, u.Node)
+	}
 	return code == 403 && message == fixtures.UpdateRejection(u.Pod, u.Feature, u.Node)
 }
 
@@ -551,6 +563,31 @@ func checkSynthetic(e *evaluation) {
 		s.Node, strings.Join(s.Needed, " and "), refusals, rejections)
 	if len(s.Evicted) > 0 {
 		e.v.SyntheticNode += fmt.Sprintf("; pods of others that tolerate every taint were bound to it and removed with it: %s", strings.Join(s.Evicted, ", "))
+	}
+}
+
+// checkRoutes holds each pool's WebSocket route to the oracle's: proxied
+// to the kubelet only where the node declares ExtendWebSocketsToKubelet
+// and the apiserver has the gate on; translated at the apiserver otherwise.
+func checkRoutes(e *evaluation) {
+	api := e.run.APIServer
+	for _, r := range e.run.Routes {
+		if r.Unchecked != "" {
+			e.unchecked(ItemStreamingRoute, r.Pool, []string{r.Node}, "an exec into a pod on %s: %s", r.Node, r.Unchecked)
+			continue
+		}
+		want := fixtures.TranslatedAtAPIServer
+		if r.Declares && api.Enabled(fixtures.ExtendWebSocketsToKubelet) {
+			want = fixtures.ProxiedToKubelet
+		}
+		if r.Route != want {
+			declares := "declares"
+			if !r.Declares {
+				declares = "does not declare"
+			}
+			e.hold(StreamingRoute, r.Pool, r.Node, "an exec into a pod on %s, which %s %s, was %s, not %s (kube-apiserver has the gate %s)",
+				r.Node, declares, fixtures.ExtendWebSocketsToKubelet, r.Route, want, api.Describe(fixtures.ExtendWebSocketsToKubelet))
+		}
 	}
 }
 

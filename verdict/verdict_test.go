@@ -48,11 +48,15 @@ func soundRun() *probes.Run {
 }
 
 func TestSoundRunIsGO(t *testing.T) {
-	g := Evaluate(soundRun(), policy)
+	r := soundRun()
+	// A ResourceSlice write the validator refuses in its words counts as its rejection.
+	r.Updates = append(r.Updates, probes.PoolUpdate{Pool: "b", Kind: probes.SliceKind, Pod: "ndfq-x-rs-b-1", Node: "b1", Feature: "DRANodeAllocatableResources",
+		Code: 403, Message: fixtures.SliceRejection("ndfq-x-rs-b-1", "b1")})
+	g := Evaluate(r, policy)
 	if g.Outcome != GO || len(g.Reasons) != 0 {
 		t.Fatalf("verdict %s reasons %v", g.Outcome, g.Reasons)
 	}
-	if g.Pools[1].Refusals != 1 || g.Pools[1].Rejections != 1 {
+	if g.Pools[1].Refusals != 1 || g.Pools[1].Rejections != 2 {
 		t.Errorf("pool b %+v", g.Pools[1])
 	}
 }
@@ -89,6 +93,13 @@ func TestStopConditions(t *testing.T) {
 		"foreign-refusal [b]: scheduler other refused a pod needing X, not in the NodeDeclaredFeatures plugin's words": func(r *probes.Run) {
 			r.Schedulers = []string{"other"}
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "b", Scheduler: "other", Feature: "X", Message: "0/2 nodes are available: 2 node(s) had untolerated taint {gpu: }."})
+		},
+		"streaming-route [b/b1]: an exec into a pod on b1, which does not declare ExtendWebSocketsToKubelet, was proxied_to_kubelet, not translated_at_apiserver": func(r *probes.Run) {
+			r.APIServer["ExtendWebSocketsToKubelet"] = probes.GateState{Enabled: true, Stage: "BETA"}
+			r.Routes = []probes.PoolRoute{{Pool: "a", Node: "a1", Declares: true, Route: "proxied_to_kubelet"}, {Pool: "b", Node: "b1", Route: "proxied_to_kubelet"}}
+		},
+		"unexpected-update-admission [b/b1]: an update needing DRANodeAllocatableResources was admitted": func(r *probes.Run) {
+			r.Updates = append(r.Updates, probes.PoolUpdate{Pool: "b", Kind: probes.SliceKind, Pod: "ndfq-x-rs-b-1", Node: "b1", Feature: "DRANodeAllocatableResources", Code: 201})
 		},
 		"unexpected-refusal [a]: scheduler other refused": func(r *probes.Run) {
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "a", Scheduler: "other", Feature: "X", Declares: true, Message: "no"})
@@ -525,5 +536,24 @@ func TestLatencyOfWholeSecondStampsIsUnchecked(t *testing.T) {
 	g := Evaluate(r, policy)
 	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != ItemDecisionLatency || g.Unchecked[0].Pool != "a" || g.Pools[0].ControlP50 != nil {
 		t.Errorf("verdict %s %v, pool a %+v", g.Outcome, g.Unchecked, g.Pools[0])
+	}
+}
+
+// Routes as the oracle says are GO; a route not read is unchecked, named.
+func TestStreamingRoutes(t *testing.T) {
+	r := soundRun()
+	r.APIServer = probes.Gates{"NodeDeclaredFeatures": {Enabled: true}, "ExtendWebSocketsToKubelet": {Enabled: true, Stage: "BETA"}}
+	r.Routes = []probes.PoolRoute{{Pool: "a", Node: "a1", Declares: true, Route: "proxied_to_kubelet"}, {Pool: "b", Node: "b1", Route: "translated_at_apiserver"}}
+	if g := Evaluate(r, policy); g.Outcome != GO {
+		t.Errorf("as the oracle says: %s %v %v", g.Outcome, g.Reasons, g.Unchecked)
+	}
+	r.APIServer["ExtendWebSocketsToKubelet"] = probes.GateState{Enabled: false, Stage: "BETA"}
+	if g := Evaluate(r, policy); !g.Holds(StreamingRoute, "a", "a1") {
+		t.Errorf("proxied although the apiserver has the gate off: %s %v", g.Outcome, g.Reasons)
+	}
+	r.Routes[1] = probes.PoolRoute{Pool: "b", Node: "b1", Unchecked: "the identity may not create pods/exec in ndfq-probe-x (config/rbac/kubelet.yaml grants it)"}
+	r.Routes = r.Routes[1:]
+	if g := Evaluate(r, policy); g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 || g.Unchecked[0].Check != ItemStreamingRoute || g.Unchecked[0].Pool != "b" {
+		t.Errorf("not read: %s %v", g.Outcome, g.Unchecked)
 	}
 }
