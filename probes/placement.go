@@ -40,34 +40,50 @@ func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *
 	if err != nil {
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}
-	res := Placement{Pod: created.Name, Created: start}
-	err = wait.Until(ctx, wait.Scheduling, "a scheduling decision for pod "+pod.Name, func(ctx context.Context) (bool, string, error) {
-		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	return pollPlacement(ctx, cs, namespace, created.Name, start)
+}
+
+// pollPlacement waits (wait-scheduling) for the scheduler's decision on a
+// pod whose create was sent at start, reading the pod each interval.
+func pollPlacement(ctx context.Context, cs kubernetes.Interface, namespace, pod string, start time.Time) (Placement, error) {
+	res := Placement{Pod: pod, Created: start}
+	err := wait.Until(ctx, wait.Scheduling, "a scheduling decision for pod "+pod, func(ctx context.Context) (bool, string, error) {
+		p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type != corev1.PodScheduled {
-				continue
-			}
-			switch {
-			case c.Status == corev1.ConditionTrue && p.Spec.NodeName != "":
-				res.Node = p.Spec.NodeName
-			case c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
-				res.Unschedulable, res.Message = true, c.Message
-			default:
-				continue
-			}
-			res.Decision = max(c.LastTransitionTime.Sub(p.CreationTimestamp.Time), 0)
-			return true, "", nil
-		}
-		if p.Spec.NodeName != "" { // bound without the condition: the client's own clock
-			res.Node, res.Decision = p.Spec.NodeName, time.Since(start)
+		if res.decidedBy(p, start) {
 			return true, "", nil
 		}
 		return false, "pending without a decision", nil
 	})
 	return res, err
+}
+
+// decidedBy fills the placement from the pod where the scheduler has
+// decided: bound (its node) or refused as Unschedulable (its message),
+// timed by the server's whole-second stamps; false while it has not.
+func (res *Placement) decidedBy(p *corev1.Pod, start time.Time) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type != corev1.PodScheduled {
+			continue
+		}
+		switch {
+		case c.Status == corev1.ConditionTrue && p.Spec.NodeName != "":
+			res.Node = p.Spec.NodeName
+		case c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable:
+			res.Unschedulable, res.Message = true, c.Message
+		default:
+			continue
+		}
+		res.Decision = max(c.LastTransitionTime.Sub(p.CreationTimestamp.Time), 0)
+		return true
+	}
+	if p.Spec.NodeName != "" { // bound without the condition: the client's own clock
+		res.Node, res.Decision = p.Spec.NodeName, time.Since(start)
+		return true
+	}
+	return false
 }
 
 // Admission is what a kubelet did with a pod bound to it directly.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +204,48 @@ func TestNotProbed(t *testing.T) {
 	}
 	if want := "[DRAOptionalNodeOperations/DRAOptionalNodeOperations ExtendWebSocketsToKubelet/TranslateStreamCloseWebsocketRequests DRANodeAllocatableResources/DRANodeAllocatableResources]"; fmt.Sprint(paths) != want {
 		t.Errorf("path features with their gates off: %v, want %s", paths, want)
+	}
+}
+
+// Waits read the run's watch: a decision and a start are seen from its
+// events, with no polling, and a pod that fails is said at once.
+func TestWaitsReadTheWatch(t *testing.T) {
+	cs := fake.NewClientset()
+	gets := 0
+	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { gets++; return false, nil, nil })
+	p := &prober{cs: cs, ns: "ns", id: "abcde"}
+	watched, err := p.watchDecisions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watched.stop()
+	p.watched = watched
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ndfq-abcde-p-a-0", Namespace: "ns", Labels: map[string]string{RunLabel: "abcde"}}}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		bound := pod.DeepCopy()
+		bound.Spec.NodeName = "a1"
+		bound.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+		_, _ = cs.CoreV1().Pods("ns").Update(context.Background(), bound, metav1.UpdateOptions{})
+		running := bound.DeepCopy()
+		running.Status.Phase = corev1.PodRunning
+		running.Status.Conditions = append(running.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+		_, _ = cs.CoreV1().Pods("ns").UpdateStatus(context.Background(), running, metav1.UpdateOptions{})
+	}()
+	res, err := p.place(context.Background(), pod)
+	if err != nil || res.Node != "a1" {
+		t.Fatalf("placement %+v %v", res, err)
+	}
+	got, err := p.started(context.Background(), pod.Name, nil)
+	if err != nil || got.Status.Phase != corev1.PodRunning || gets != 0 {
+		t.Errorf("started: %v %v, %d gets (want none: the watch)", got, err, gets)
+	}
+	failed := pod.DeepCopy()
+	failed.Name, failed.Status.Phase, failed.Status.Reason = "ndfq-abcde-u-a-0", corev1.PodFailed, "PodFeatureUnsupported"
+	if _, err := cs.CoreV1().Pods("ns").Create(context.Background(), failed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.started(context.Background(), failed.Name, nil); err == nil || !strings.Contains(err.Error(), "PodFeatureUnsupported") {
+		t.Errorf("a failed pod: %v", err)
 	}
 }

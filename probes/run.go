@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -210,6 +211,8 @@ type prober struct {
 	routes *routes
 	// slices: each pool is also asked for ResourceSlice writes.
 	slices bool
+	// watched is the watch of the run's pods, which waits read.
+	watched *decisions
 
 	// inFlight bounds the probe pods being placed or started at once: a
 	// pool's few go at once, a whole fleet's ~90 do not land on the
@@ -349,6 +352,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.watched = watched
 	defer watched.stop()
 	say("placement and update probes on %d pools in namespace %s with image %s", len(run.Pools), p.ns, p.image)
 	// Pools are probed at once: each probe waits on its own pods.
@@ -573,7 +577,7 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 				pod.Spec.Tolerations = append(pod.Spec.Tolerations, syntheticTolerations(p.id)...)
 			}
 			p.remember(pod.Name)
-			res, err := Place(ctx, p.cs, p.ns, pod)
+			res, err := p.place(ctx, pod)
 			if err != nil {
 				if scheduler != "" {
 					err = fmt.Errorf("%w (is a scheduler named %q running?)", err, scheduler)
@@ -640,7 +644,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 			}
 			running := created
 			if !synthetic {
-				if running, err = wait.ForPodStarted(ctx, p.cs, p.ns, pod.Name, t.started); err != nil {
+				if running, err = p.started(ctx, pod.Name, t.started); err != nil {
 					return err
 				}
 			}
@@ -928,11 +932,16 @@ const (
 // each was first seen decided (bound, or refused as Unschedulable): with
 // when its create was sent that times a decision below the conditions'
 // whole seconds (the scheduler's events carry no microseconds here:
-// finding F21). A watch is one stream, not throttled polls.
+// finding F21). It also keeps each pod as last seen, so waits for a
+// decision or a start read the watch instead of polling the apiserver
+// (one stream, not hundreds of throttled requests).
 type decisions struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-	stop func()
+	mu      sync.Mutex
+	seen    map[string]time.Time
+	pods    map[string]*corev1.Pod
+	changed chan struct{} // closed at each event, then replaced
+	ended   bool          // the watch stopped: waits poll instead
+	stop    func()
 }
 
 // watchDecisions starts the watch; stop ends it.
@@ -944,21 +953,97 @@ func (p *prober) watchDecisions(ctx context.Context) (*decisions, error) {
 		}
 		return nil, fmt.Errorf("watch probe pods: %w", err)
 	}
-	d := &decisions{seen: map[string]time.Time{}, stop: w.Stop}
+	d := &decisions{seen: map[string]time.Time{}, pods: map[string]*corev1.Pod{}, changed: make(chan struct{}), stop: w.Stop}
 	go func() {
 		for ev := range w.ResultChan() {
 			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || !decided(pod) {
+			if !ok {
 				continue
 			}
 			d.mu.Lock()
-			if _, ok := d.seen[pod.Name]; !ok {
+			if _, ok := d.seen[pod.Name]; !ok && decided(pod) {
 				d.seen[pod.Name] = time.Now()
 			}
+			d.pods[pod.Name] = pod
+			close(d.changed)
+			d.changed = make(chan struct{})
 			d.mu.Unlock()
 		}
+		d.mu.Lock()
+		d.ended = true
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.mu.Unlock()
 	}()
 	return d, nil
+}
+
+// place creates the pod and waits for the scheduler's decision, as Place
+// does, reading the run's watch.
+func (p *prober) place(ctx context.Context, pod *corev1.Pod) (Placement, error) {
+	start := time.Now()
+	created, err := createPod(ctx, p.cs, p.ns, pod)
+	if err != nil {
+		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
+	}
+	res := Placement{Pod: created.Name, Created: start}
+	_, ok, err := p.watched.await(ctx, wait.Scheduling, created.Name, func(got *corev1.Pod) (bool, error) { return res.decidedBy(got, start), nil })
+	if !ok {
+		return pollPlacement(ctx, p.cs, p.ns, created.Name, start)
+	}
+	return res, err
+}
+
+// started waits, reading the run's watch, until the pod started (Running
+// and Ready, or what started says), as wait.ForPodStarted does.
+func (p *prober) started(ctx context.Context, pod string, started func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	if started == nil {
+		started = func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && wait.PodReady(p) }
+	}
+	got, ok, err := p.watched.await(ctx, wait.PodRunning, pod, func(got *corev1.Pod) (bool, error) {
+		if got.Status.Phase == corev1.PodFailed {
+			return false, fmt.Errorf("pod %s failed on %s: %s %s", pod, got.Spec.NodeName, got.Status.Reason, got.Status.Message)
+		}
+		return started(got), nil
+	})
+	if !ok {
+		return wait.ForPodStarted(ctx, p.cs, p.ns, pod, started)
+	}
+	return got, err
+}
+
+// await waits (bounded by name's timeout) until the watch shows pod
+// where cond holds; ok is false where the watch ended first (the caller
+// polls instead).
+func (d *decisions) await(ctx context.Context, name wait.Name, pod string, cond func(*corev1.Pod) (bool, error)) (got *corev1.Pod, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, wait.MustGet(name).Timeout)
+	defer cancel()
+	for {
+		d.mu.Lock()
+		got, ended, changed := d.pods[pod], d.ended, d.changed
+		d.mu.Unlock()
+		if got != nil {
+			done, err := cond(got)
+			if err != nil || done {
+				return got, true, err
+			}
+		}
+		if ended {
+			return nil, false, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+				return got, true, cause // the run's own context ended (an interrupt, --timeout)
+			}
+			state := "never seen"
+			if got != nil {
+				state = fmt.Sprintf("phase %s on %q", got.Status.Phase, got.Spec.NodeName)
+			}
+			return got, true, fmt.Errorf("pod %s: not done within %s (%s): %s", pod, wait.MustGet(name).Timeout, name, state)
+		}
+	}
 }
 
 // decided is whether the scheduler has bound the pod or refused it.
