@@ -38,7 +38,7 @@ const gkePool = "cloud.google.com/gke-nodepool"
 // the topology, each declaring what the oracle says a kubelet of that
 // version declares at its defaults. At each size the probe, as the base
 // role (no node proxy: simulated kubelets have no endpoints), must be
-// INCOMPLETE for the kubelet checks alone; its wall time, API requests and
+// INCOMPLETE for the kubelet checks (and the exec routes) alone; its wall time, API requests and
 // peak memory are recorded. Then one node's set is forged: HOLD mixed-pool.
 func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 	in := inputGetter()
@@ -88,7 +88,8 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			Expect(g.Reasons).To(BeEmpty())
 			Expect(g.Unchecked).To(ContainElement(HaveField("Check", verdict.ItemKubeletGates)))
 			for _, u := range g.Unchecked {
-				Expect(u.Check).To(BeElementOf(verdict.ItemKubeletGates, verdict.ItemNodeWrites, verdict.ItemFreshness), "only the kubelet checks, the node writes and the simulated nodes' missing Leases: %v", u)
+				// The base role may not exec: the WebSocket route of each pool is unread too.
+				Expect(u.Check).To(BeElementOf(verdict.ItemKubeletGates, verdict.ItemNodeWrites, verdict.ItemFreshness, verdict.ItemStreamingRoute), "only the kubelet checks, the exec routes, the node writes and the simulated nodes' missing Leases: %v", u)
 			}
 			Expect(g.PoolLabel.Label).To(Equal(gkePool))
 			Expect(g.Nodes).To(HaveLen(size + 1))

@@ -77,10 +77,11 @@ func Render(t *topology.Topology, o Options) (*v1alpha4.Cluster, error) {
 		kubeadmKind := "JoinConfiguration"
 		if i == 0 {
 			kubeadmKind = "InitConfiguration"
-			cpNode.ExtraPortMappings = []v1alpha4.PortMapping{{
-				ContainerPort: SchedulerMetricsPort, HostPort: 0, ListenAddress: "127.0.0.1",
-			}}
 		}
+		// Every control-plane node's: the scheduler read is the one that leads.
+		cpNode.ExtraPortMappings = []v1alpha4.PortMapping{{
+			ContainerPort: SchedulerMetricsPort, HostPort: 0, ListenAddress: "127.0.0.1",
+		}}
 		patches, err := kubeletPatches(kubeadmKind, topology.ControlPlanePool, t.ControlPlane.Kubelet, o)
 		if err != nil {
 			return nil, err

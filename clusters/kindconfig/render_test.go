@@ -189,7 +189,7 @@ func TestRenderHAControlPlane(t *testing.T) {
 			!strings.Contains(n.KubeadmConfigPatches[0], kind) || !strings.Contains(n.KubeadmConfigPatches[0], "InPlacePodLevelResourcesVerticalScaling=false") {
 			t.Errorf("control-plane node %d: labels %v, patches %v; want %s with the kubelet gate", i, n.Labels, n.KubeadmConfigPatches, kind)
 		}
-		if got := len(n.ExtraPortMappings); got != map[bool]int{true: 1, false: 0}[i == 0] {
+		if got := len(n.ExtraPortMappings); got != 1 {
 			t.Errorf("control-plane node %d publishes %d ports", i, got)
 		}
 	}

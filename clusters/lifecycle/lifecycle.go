@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
@@ -350,9 +352,18 @@ func (c *Cluster) CollectLogs(log *progress.Logger, artifacts string) {
 var ErrNotConform = errors.New("cluster does not match topology")
 
 // SchedulerMetricsURL is kube-scheduler's /metrics on the host port kind
-// published for it (127.0.0.1 only).
+// published for it (127.0.0.1 only): the one on the control-plane node
+// that holds the kube-scheduler Lease (leader election runs where there
+// are several), else the first control-plane node's.
 func (c *Cluster) SchedulerMetricsURL(ctx context.Context) (string, error) {
 	cp := kindconfig.NodeName(c.Name, "control-plane", 0)
+	var lease coordinationv1.Lease
+	if err := c.Client.Resources(metav1.NamespaceSystem).Get(ctx, "kube-scheduler", metav1.NamespaceSystem, &lease); err == nil && lease.Spec.HolderIdentity != nil {
+		// The holder is "<hostname>_<uuid>"; a kind node's hostname is its container's name.
+		if host, _, ok := strings.Cut(*lease.Spec.HolderIdentity, "_"); ok && strings.HasPrefix(host, c.Name+"-control-plane") {
+			cp = host
+		}
+	}
 	out, err := sh.Output(ctx, "docker", "port", cp, fmt.Sprintf("%d/tcp", kindconfig.SchedulerMetricsPort))
 	if err != nil {
 		return "", err
