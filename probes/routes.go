@@ -87,17 +87,7 @@ func (r *routes) routeOf(ctx context.Context, ns, pool, node, pod string, declar
 
 // counts sums the route counters of every apiserver the run reads.
 func (r *routes) counts(ctx context.Context) (map[string]float64, error) {
-	counts := map[string]float64{}
-	for at, c := range r.readers {
-		raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("kube-apiserver %s /metrics: %w", at, err)
-		}
-		if err := addRouteCounts(counts, raw); err != nil {
-			return nil, fmt.Errorf("kube-apiserver %s: %w", at, err)
-		}
-	}
-	return counts, nil
+	return sumRouteCounts(ctx, r.readers)
 }
 
 // execOnce runs one exec over WebSocket, as kubectl does, bounded by

@@ -221,18 +221,26 @@ func StreamRouteCounts(ctx context.Context, cfg *rest.Config, cs kubernetes.Inte
 	if err != nil {
 		return nil, err
 	}
-	counts := map[string]float64{}
+	readers := map[string]kubernetes.Interface{}
 	for _, ep := range endpoints {
-		one, err := kubernetes.NewForConfig(AtAPIServer(cfg, ep))
-		if err != nil {
+		if readers[ep], err = kubernetes.NewForConfig(AtAPIServer(cfg, ep)); err != nil {
 			return nil, err
 		}
-		raw, err := one.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	}
+	return sumRouteCounts(ctx, readers)
+}
+
+// sumRouteCounts sums the route counters of the apiservers read, by where
+// each is read.
+func sumRouteCounts(ctx context.Context, readers map[string]kubernetes.Interface) (map[string]float64, error) {
+	counts := map[string]float64{}
+	for at, c := range readers {
+		raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("kube-apiserver %s /metrics: %w", ep, err)
+			return nil, fmt.Errorf("kube-apiserver %s /metrics: %w", at, err)
 		}
 		if err := addRouteCounts(counts, raw); err != nil {
-			return nil, fmt.Errorf("kube-apiserver %s: %w", ep, err)
+			return nil, fmt.Errorf("kube-apiserver %s: %w", at, err)
 		}
 	}
 	return counts, nil

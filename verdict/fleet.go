@@ -1,14 +1,12 @@
 package verdict
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
@@ -93,7 +91,7 @@ func ParseFleetIntent(src string, data []byte) (*Intent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed YAML: %w", src, err)
 	}
-	if err := validateIntentSchema(js); err != nil {
+	if err := validateJSON("intent.schema.json", IntentSchema, js); err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
 	var f FleetIntent
@@ -112,26 +110,6 @@ func ParseFleetIntent(src string, data []byte) (*Intent, error) {
 func (f FleetIntent) Intent() (*Intent, error) {
 	in, errs := f.intent()
 	return in, errors.Join(errs...)
-}
-
-func validateIntentSchema(js []byte) error {
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(IntentSchema))
-	if err != nil {
-		return fmt.Errorf("intent.schema.json: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("intent.schema.json", schemaDoc); err != nil {
-		return err
-	}
-	sch, err := c.Compile("intent.schema.json")
-	if err != nil {
-		return err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-	if err != nil {
-		return err
-	}
-	return sch.Validate(inst)
 }
 
 // intent is the plan the verdict holds the fleet to.

@@ -15,21 +15,27 @@ var ProbeSchema []byte
 
 // ValidateProbeJSON checks a probe report against ProbeSchema.
 func ValidateProbeJSON(doc []byte) error {
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ProbeSchema))
+	return validateJSON("probe.schema.json", ProbeSchema, doc)
+}
+
+// validateJSON checks a JSON document against a schema; its errors name
+// the document's field.
+func validateJSON(name string, schema, doc []byte) error {
+	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return fmt.Errorf("probe.schema.json: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("probe.schema.json", schemaDoc); err != nil {
+	if err := c.AddResource(name, schemaDoc); err != nil {
 		return err
 	}
-	sch, err := c.Compile("probe.schema.json")
+	sch, err := c.Compile(name)
 	if err != nil {
 		return err
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return fmt.Errorf("probe report is not JSON: %w", err)
+		return fmt.Errorf("not JSON: %w", err)
 	}
 	return sch.Validate(inst)
 }

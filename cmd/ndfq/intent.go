@@ -70,11 +70,7 @@ func captureCommand() *cobra.Command {
 			return kube.check()
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := kube.config()
-			if err != nil {
-				return err
-			}
-			cs, err := kubernetes.NewForConfig(cfg)
+			cs, err := kube.clientset()
 			if err != nil {
 				return err
 			}

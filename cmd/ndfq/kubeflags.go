@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -59,6 +60,15 @@ func (k *kubeFlags) config() (*rest.Config, string, error) {
 		contextName = raw.CurrentContext
 	}
 	return cfg, contextName, nil
+}
+
+// clientset is a client of the cluster the flags name.
+func (k *kubeFlags) clientset() (kubernetes.Interface, error) {
+	cfg, _, err := k.config()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
 }
 
 // namespace is -n, "" when not given.

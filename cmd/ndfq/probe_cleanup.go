@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
@@ -29,11 +28,7 @@ func probeCleanupCommand() *cobra.Command {
 			return kube.check()
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := kube.config()
-			if err != nil {
-				return err
-			}
-			cs, err := kubernetes.NewForConfig(cfg)
+			cs, err := kube.clientset()
 			if err != nil {
 				return err
 			}
