@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +18,7 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
 )
@@ -32,6 +34,29 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	t := inputGetter().Topology
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ProbeCLISpec"); e = in.Env })
+
+	// Permissions do not depend on how many pools there are: the
+	// least-privilege runs probe one publishing pool, and the oldest pool
+	// so that the plugin and the validator have something to refuse (a
+	// slice where nothing can be refused is INCOMPLETE, never GO).
+	rbacPool, ok := framework.PoolWhere(t.Workers, framework.Publishes)
+	if !ok {
+		rbacPool, _ = framework.PoolWhere(t.Workers, framework.Any)
+	}
+	rbacPools := []string{rbacPool.Name}
+	if oldest := framework.OldestPool(t.Workers); oldest.Name != rbacPool.Name {
+		rbacPools = append(rbacPools, oldest.Name)
+	}
+	// Where the default scheduler refuses a pod that needs the feature, a
+	// second one without the plugin binds it: the probe must name it. A
+	// fully rolled-out fleet (pods can ask for the feature, no pool lacks
+	// it) shows the plugin and the validator only on the synthetic node.
+	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
+	rolledOut := len(refusing) == 0 && placementApplies(claims.Matrix(t), restartAll)
+	var notExercised []any // what the probed slice leaves unseen without the synthetic-node grant
+	if !slices.ContainsFunc(rbacPools, func(p string) bool { return slices.Contains(refusing, p) }) && rolledOut {
+		notExercised = []any{HaveField("Check", verdict.ItemPluginNotExercised), HaveField("Check", verdict.ItemValidatorNotExercised)}
+	}
 
 	// The whole-fleet runs (this one, the Job) are Serial: ~90 probe pods
 	// beside the parallel specs pushed the load average past 100 on 2 cores
@@ -54,6 +79,12 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(g.Outcome).To(Equal(verdict.GO), "the JSON's verdict is the text's")
 		Expect(g.NodeWrites).To(ContainSubstring("refused by NodeRestriction"), "the node-write check was made and held")
 		Expect(out).To(ContainSubstring("node writes: as system:node:"))
+		if rolledOut {
+			Expect(g.SyntheticNode).To(ContainSubstring("declares nothing"), "a fully rolled-out fleet: the plugin and the validator seen on the synthetic node")
+			nodes, err := e.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: probes.RunLabel})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(nodes.Items).To(BeEmpty(), "the synthetic node is gone after the run")
+		}
 	})
 
 	if silent, ok := framework.PoolWhere(t.Pools(), framework.Silent); ok {
@@ -66,19 +97,12 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		})
 	}
 
-	// Permissions do not depend on how many pools there are: the
-	// least-privilege runs probe one publishing pool, and the oldest pool
-	// so that the plugin and the validator have something to refuse (a
-	// slice where nothing can be refused is INCOMPLETE, never GO).
-	rbacPool, ok := framework.PoolWhere(t.Workers, framework.Publishes)
-	if !ok {
-		rbacPool, _ = framework.PoolWhere(t.Workers, framework.Any)
+	// A synthetic node (a fully rolled-out slice) is no other spec's to see.
+	var rbacDecorators []any
+	if len(notExercised) > 0 {
+		rbacDecorators = append(rbacDecorators, Serial)
 	}
-	rbacPools := []string{rbacPool.Name}
-	if oldest := framework.OldestPool(t.Workers); oldest.Name != rbacPool.Name {
-		rbacPools = append(rbacPools, oldest.Name)
-	}
-	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy and the node writes without impersonation, GO with both, and in one existing namespace (probing %v)", rbacPools), func(ctx SpecContext) {
+	It(fmt.Sprintf("runs on the least privilege config/rbac/ grants: INCOMPLETE naming the kubelet checks without nodes/proxy and the node writes without impersonation, GO with both, and in one existing namespace (probing %v)", rbacPools), rbacDecorators, func(ctx SpecContext) {
 		const prober, namespaced = "ndfq-prober", "ndfq-prober-namespaced"
 		on := rbacPools
 		code, _ := e.ProbeCLIOn(ctx, on, "--as", "ndfq-nobody")
@@ -89,7 +113,7 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		e.WaitAuthorized(ctx, prober, "list", "nodes", "", "")
 		code, g := e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
-		want := []any{HaveField("Check", verdict.ItemKubeletGates), HaveField("Check", verdict.ItemNodeWrites)}
+		want := append([]any{HaveField("Check", verdict.ItemKubeletGates), HaveField("Check", verdict.ItemNodeWrites)}, notExercised...)
 		if fixtures.RoutesStreams(t.ControlPlaneVersion().Minor()) && t.APIServer().Enables(fixtures.TranslateStreamCloseWebsocketRequests) {
 			for range on { // one exec route per probed pool, each unread without pods/exec
 				want = append(want, HaveField("Check", verdict.ItemStreamingRoute))
@@ -105,12 +129,24 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		e.WaitAuthorized(ctx, prober, "get", "nodes", "proxy", "")
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
 		Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
-		Expect(g.Unchecked).To(ConsistOf(HaveField("Check", verdict.ItemNodeWrites)))
+		Expect(g.Unchecked).To(ConsistOf(append([]any{HaveField("Check", verdict.ItemNodeWrites)}, notExercised...)...))
 
 		By("adding the node-write role (config/rbac/node-writes.yaml)")
 		e.ApplyManifest(ctx, "config/rbac/node-writes.yaml")
 		e.WaitAuthorized(ctx, prober, "impersonate", "users", "", "")
 		code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
+		if len(notExercised) > 0 {
+			Expect(code).To(Equal(3), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
+			Expect(g.Unchecked).To(ConsistOf(notExercised...), "no probed pool lacks a feature: the plugin and the validator unseen, naming the grant")
+			for _, u := range g.Unchecked {
+				Expect(u.Reason).To(ContainSubstring("config/rbac/synthetic-node.yaml"))
+			}
+			By("adding the synthetic-node role (config/rbac/synthetic-node.yaml): a fully rolled-out slice")
+			e.ApplyManifest(ctx, "config/rbac/synthetic-node.yaml")
+			e.WaitAuthorized(ctx, prober, "create", "nodes", "", "")
+			code, g = e.ProbeVerdictOn(ctx, on, "--as", prober)
+			Expect(g.SyntheticNode).To(ContainSubstring("declares nothing"), "the plugin and the validator seen on the synthetic node")
+		}
 		Expect(code).To(Equal(0), "%s %v %v", g.Outcome, g.Reasons, g.Unchecked)
 
 		By("the namespaced mode (config/rbac/namespaced.yaml): pods only in ndfq-probe, no namespace made")
@@ -126,9 +162,6 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: "ndfq probe ran as " + prober + " (base role: INCOMPLETE, + kubelet role: INCOMPLETE, + node-write role: GO) and as " + namespaced + " in one namespace (INCOMPLETE)"})
 	})
 
-	// Where the default scheduler refuses a pod that needs the feature, a
-	// second one without the plugin binds it: the probe must name it.
-	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
 	It("runs in the cluster as the Job of config/job/ from ndfq's own image by digest, and saves its report and JUnit for the pipeline", Serial, func(ctx SpecContext) {
 		const ns, job, results = "ndfq-probe", "ndfq-probe", "ndfq-probe-results"
 		By("loading ndfq's own image (make probe-image: an OCI archive naming it by digest) into every node")
@@ -144,9 +177,10 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		cm, err := e.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, results, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "the Job's results (Job finished: %s)", done)
 		// In the cluster the Job reads no scheduler metrics: the plugin's
-		// refusal is the scheduler's answer, and without one it is unchecked.
+		// refusal is the scheduler's answer (on a fully rolled-out fleet, on
+		// the synthetic node), and without one it is unchecked.
 		want, wantDone := verdict.GO, batchv1.JobComplete
-		if len(refusing) == 0 {
+		if len(refusing) == 0 && !rolledOut {
 			want, wantDone = verdict.INCOMPLETE, batchv1.JobFailed
 		}
 		Expect(cm.Data["verdict"]).To(Equal(string(want)), "report.json:\n%s", cm.Data["report.json"])

@@ -7,6 +7,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -118,6 +119,12 @@ func notApplicable(text, reason string, args ...any) {
 // refusedPools are the pools where the default scheduler must refuse a
 // pod that needs feature; whyNot says why there are none (a pool that
 // lacks it but whose cell does not apply, or none lacking it at all).
+// placementApplies is whether a pod can ask for feature here at all (a
+// placement cell of it applies on some pool).
+func placementApplies(cells []claims.Cell, feature string) bool {
+	return slices.ContainsFunc(cells, func(c claims.Cell) bool { return c.Kind == claims.Placement && c.Feature == feature && c.Applies() })
+}
+
 func refusedPools(cells []claims.Cell, feature string) (pools []string, whyNot string) {
 	whyNot = "no pool lacks " + feature + " in this topology"
 	for _, c := range cells {
