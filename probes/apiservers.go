@@ -137,15 +137,8 @@ func StaticAPIServerAddresses(ctx context.Context, cs kubernetes.Interface) ([]s
 		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		port := "6443" // kube-apiserver's --secure-port default
-		for _, c := range p.Spec.Containers {
-			for _, arg := range slices.Concat(c.Command, c.Args) {
-				if v, ok := strings.CutPrefix(arg, "--secure-port="); ok {
-					port = v
-				}
-			}
-		}
-		out = append(out, "https://"+net.JoinHostPort(p.Status.PodIP, port))
+		// kube-apiserver's --secure-port defaults to 6443.
+		out = append(out, "https://"+net.JoinHostPort(p.Status.PodIP, securePort(p, "6443")))
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

@@ -8,7 +8,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -234,4 +237,50 @@ func (g Gates) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// schedulerReach bounds one try of a kube-scheduler pod's address: one
+// bound to loopback (kubeadm's default) never answers from here.
+const schedulerReach = 3 * time.Second
+
+// DiscoveredSchedulerGates reads the default kube-scheduler's gates without
+// a URL given: at each kube-scheduler static pod's own address
+// (component=kube-scheduler in kube-system, its --secure-port), taken from
+// the one that leads. unchecked says why none was taken (a managed control
+// plane shows no such pod; kubeadm's binds to loopback).
+func DiscoveredSchedulerGates(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config) (g Gates, url, unchecked string) {
+	pods, err := cs.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=kube-scheduler"})
+	if err != nil {
+		return nil, "", fmt.Sprintf("no --scheduler-metrics-url, and kube-scheduler pods in %s could not be listed (%v)", metav1.NamespaceSystem, err)
+	}
+	var why []string
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		url := "https://" + net.JoinHostPort(p.Status.PodIP, securePort(p, "10259")) + "/metrics"
+		tctx, cancel := context.WithTimeout(ctx, schedulerReach)
+		g, reason := LeadingSchedulerGates(tctx, cs, cfg, url)
+		cancel()
+		if reason == "" {
+			return g, url, ""
+		}
+		why = append(why, reason)
+	}
+	if len(why) == 0 {
+		return nil, "", "no --scheduler-metrics-url, and no running kube-scheduler pod is visible in " + metav1.NamespaceSystem + " (a managed control plane)"
+	}
+	return nil, "", "no --scheduler-metrics-url, and no kube-scheduler pod's own address gave the leader's gates: " + strings.Join(why, "; ")
+}
+
+// securePort is a control-plane static pod's --secure-port, or def.
+func securePort(p corev1.Pod, def string) string {
+	for _, c := range p.Spec.Containers {
+		for _, arg := range slices.Concat(c.Command, c.Args) {
+			if v, ok := strings.CutPrefix(arg, "--secure-port="); ok {
+				return v
+			}
+		}
+	}
+	return def
 }

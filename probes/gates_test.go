@@ -2,12 +2,14 @@ package probes
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -85,5 +87,26 @@ func TestLeadingSchedulerGates(t *testing.T) {
 		case c.unchecked != "" && (g != nil || !strings.Contains(unchecked, c.unchecked)):
 			t.Errorf("%s: gates %v, unchecked %q, want it to say %q", name, g, unchecked, c.unchecked)
 		}
+	}
+}
+
+// Without a URL the default scheduler is found at its static pod's own
+// address (component=kube-scheduler, its --secure-port) and taken only
+// as the leader; a managed control plane shows none, which is said.
+func TestDiscoveredSchedulerGates(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("kubernetes_feature_enabled{name=\"NodeDeclaredFeatures\",stage=\"\"} 1\nscheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 1\n"))
+	}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "kube-scheduler-cp", Namespace: "kube-system", Labels: map[string]string{"component": "kube-scheduler"}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "kube-scheduler", Command: []string{"kube-scheduler", "--secure-port=" + port}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host}}
+	g, url, why := DiscoveredSchedulerGates(context.Background(), fake.NewClientset(pod), &rest.Config{})
+	if why != "" || !g.Enabled("NodeDeclaredFeatures") || url != "https://"+srv.Listener.Addr().String()+"/metrics" {
+		t.Errorf("the static pod's address: %v %q %q", g, url, why)
+	}
+	if g, _, why := DiscoveredSchedulerGates(context.Background(), fake.NewClientset(), &rest.Config{}); g != nil || !strings.Contains(why, "no running kube-scheduler pod is visible") {
+		t.Errorf("a managed control plane: %v %q", g, why)
 	}
 }

@@ -214,7 +214,7 @@ func TestWaitsReadTheWatch(t *testing.T) {
 	gets := 0
 	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { gets++; return false, nil, nil })
 	p := &prober{cs: cs, ns: "ns", id: "abcde"}
-	watched, err := p.watchDecisions(context.Background())
+	watched, err := p.watchDecisions(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

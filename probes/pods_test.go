@@ -56,8 +56,9 @@ func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 	}
 }
 
-// The probe's cleanup waits until its pods are gone from their nodes: a
-// drain right after it must not find them (stop 22's CI failure). Each is
+// With WaitCleanup (--wait-cleanup, the suites) the probe's cleanup waits
+// until its pods are gone from their nodes: a drain right after it must
+// not find them (stop 22's CI failure). Each is
 // deleted with a grace period (a forced delete would drop the object while
 // its container still runs). Pods still there after wait-pods-gone are
 // said, and cleanup ends.
@@ -84,7 +85,7 @@ func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 		return false, nil, nil
 	})
 	var said []string
-	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{Progress: func(f string, args ...any) { said = append(said, f) }}}
+	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{WaitCleanup: true, Progress: func(f string, args ...any) { said = append(said, f) }}}
 	p.deleteCreated(context.Background())
 	if lingering != 0 {
 		t.Errorf("cleanup ended while pod b was still there (%d gets left)", lingering)

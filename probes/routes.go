@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 
 	authzv1 "k8s.io/api/authorization/v1"
@@ -48,41 +50,104 @@ func execAccess(ns string) []authzv1.ResourceAttributes {
 	}
 }
 
-// routes reads the route of one exec at a time: the counters are the
-// apiservers', shared by every pool of the run.
+// routes reads the routes of the run's execs from the apiservers' counters.
 type routes struct {
-	mu      sync.Mutex
 	cfg     *rest.Config
 	cs      kubernetes.Interface
 	readers map[string]kubernetes.Interface // every apiserver, or the cluster's address alone
 	denied  string                          // why the run may not exec ("" when it may)
 }
 
-// routeOf execs into pod (running on node) and says how the apiservers routed it.
-func (r *routes) routeOf(ctx context.Context, ns, pool, node, pod string, declares bool) PoolRoute {
-	out := PoolRoute{Pool: pool, Node: node, Declares: declares}
-	if r.denied != "" {
-		out.Unchecked = r.denied
-		return out
+// routeCandidate is a running probe pod on a pool's node, to exec into.
+type routeCandidate struct {
+	pool, node, pod string
+	declares        bool
+}
+
+// check reads the route of one exec into each candidate. The counters
+// name no pod, so execs are told apart by batch: the nodes that declare
+// ExtendWebSocketsToKubelet at once, then the others (two reads of every
+// apiserver's /metrics a batch, not two per pool); a batch whose counts
+// did not all move one way (another client streamed meanwhile) is asked
+// again one exec at a time.
+func (r *routes) check(ctx context.Context, ns string, cands []routeCandidate) []PoolRoute {
+	var out []PoolRoute
+	for _, declares := range []bool{true, false} {
+		var batch []routeCandidate
+		for _, c := range cands {
+			if c.declares == declares {
+				batch = append(batch, c)
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		if routes, ok := r.batch(ctx, ns, batch); ok {
+			out = append(out, routes...)
+			continue
+		}
+		for _, c := range batch {
+			routes, _ := r.batch(ctx, ns, []routeCandidate{c})
+			out = append(out, routes...)
+		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	slices.SortFunc(out, func(a, b PoolRoute) int { return strings.Compare(a.Pool, b.Pool) })
+	return out
+}
+
+// batch execs into every candidate at once between two reads of the
+// counters; ok is false where the counts do not say one route for each.
+func (r *routes) batch(ctx context.Context, ns string, batch []routeCandidate) ([]PoolRoute, bool) {
+	out := make([]PoolRoute, len(batch))
+	for i, c := range batch {
+		out[i] = PoolRoute{Pool: c.pool, Node: c.node, Declares: c.declares}
+	}
+	unchecked := func(why string) ([]PoolRoute, bool) {
+		for i := range out {
+			out[i].Unchecked = why
+		}
+		return out, len(batch) == 1
+	}
+	if r.denied != "" {
+		return unchecked(r.denied)
+	}
 	before, err := r.counts(ctx)
 	if err != nil {
-		out.Unchecked = err.Error()
-		return out
+		return unchecked(err.Error())
 	}
-	execOnce(ctx, r.cfg, r.cs, ns, pod)
+	var wg sync.WaitGroup
+	for _, c := range batch {
+		wg.Go(func() { execOnce(ctx, r.cfg, r.cs, ns, c.pod) })
+	}
+	wg.Wait()
 	after, err := r.counts(ctx)
 	if err != nil {
-		out.Unchecked = err.Error()
-		return out
+		return unchecked(err.Error())
 	}
-	out.Route = RouteBetween(before, after, fixtures.StreamExec)
-	if out.Route == "" {
-		out.Unchecked = "no apiserver counted the exec in apiserver_websocket_streaming_requests_total (one not read, or it records no route)"
+	grew := map[string]float64{}
+	for _, typ := range []string{fixtures.ProxiedToKubelet, fixtures.TranslatedAtAPIServer} {
+		k := fixtures.StreamExec.Subresource() + "/" + typ
+		grew[typ] = after[k] - before[k]
 	}
-	return out
+	n := float64(len(batch))
+	switch {
+	case grew[fixtures.ProxiedToKubelet] == n && grew[fixtures.TranslatedAtAPIServer] == 0:
+		for i := range out {
+			out[i].Route = fixtures.ProxiedToKubelet
+		}
+	case grew[fixtures.TranslatedAtAPIServer] == n && grew[fixtures.ProxiedToKubelet] == 0:
+		for i := range out {
+			out[i].Route = fixtures.TranslatedAtAPIServer
+		}
+	case len(batch) == 1:
+		out[0].Route = RouteBetween(before, after, fixtures.StreamExec)
+		if out[0].Route == "" {
+			out[0].Unchecked = "no apiserver counted the exec in apiserver_websocket_streaming_requests_total (one not read, or it records no route)"
+		}
+	default:
+		return out, false
+	}
+	return out, true
 }
 
 // counts sums the route counters of every apiserver the run reads.
@@ -90,15 +155,18 @@ func (r *routes) counts(ctx context.Context) (map[string]float64, error) {
 	return sumRouteCounts(ctx, r.readers)
 }
 
+// routeCheckCommand is what the exec asks to run: no image has it, so the
+// runtime refuses it at once and the stream ends (a pause binary would
+// pause); the apiserver counted the route when it connected, before.
+const routeCheckCommand = "/ndfq-probe-route-check"
+
 // execOnce runs one exec over WebSocket, as kubectl does, bounded by
-// wait-stream-op; what the command does is not the question (the probe
-// image may have no shell: the pause image's own binary is asked its
-// version).
+// wait-stream-op; what the command does is not the question.
 func execOnce(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, ns, pod string) {
 	ctx, cancel := context.WithTimeout(ctx, wait.MustGet(wait.StreamOp).Timeout)
 	defer cancel()
 	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Command: []string{"/pause", "-v"}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		VersionedParams(&corev1.PodExecOptions{Command: []string{routeCheckCommand}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ex, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
 	if err != nil {
 		return

@@ -50,9 +50,13 @@ type RunInput struct {
 	SchedulerURL    string              // optional kube-scheduler /metrics URL
 	KubeletSample   int                 // ask at most this many kubelets per pool (0: every one)
 	// RunID labels everything the run creates (RunLabel); "" makes one.
-	RunID     string
-	Freshness time.Duration // pools whose every node's lease is older are not probed with pods
-	Progress  func(format string, args ...any)
+	RunID string
+	// WaitCleanup waits (wait-pods-gone) until the run's pods are gone from
+	// their nodes before returning; otherwise their removal is asked and
+	// goes on in the cluster (the verdict does not wait for kubelets).
+	WaitCleanup bool
+	Freshness   time.Duration // pools whose every node's lease is older are not probed with pods
+	Progress    func(format string, args ...any)
 }
 
 // PoolProbe is one probe pod's outcome on one pool.
@@ -131,8 +135,10 @@ type Run struct {
 	Image      string          `json:"image"`
 	Namespace  string          `json:"namespace"`
 	Schedulers []string        `json:"schedulers,omitempty"` // besides the default one
-	// SchedulerUnchecked says why --scheduler-metrics-url's gates were not
-	// taken as the scheduler's: unreachable, not a kube-scheduler, not the leader.
+	// SchedulerURL is where the scheduler's gates were read (given, or its
+	// pod's own address); SchedulerUnchecked says why none were taken:
+	// unreachable, not a kube-scheduler, not the leader.
+	SchedulerURL       string `json:"schedulerMetricsURL,omitempty"`
 	SchedulerUnchecked string `json:"schedulerUnchecked,omitempty"`
 	// KubeletUnchecked says why no kubelet's gates were read ("" when they were).
 	KubeletUnchecked string `json:"kubeletUnchecked,omitempty"`
@@ -219,9 +225,9 @@ type prober struct {
 	// kubelets in one burst (on 2 cores the load average passed 100).
 	inFlight chan struct{}
 
-	mu       sync.Mutex
-	created  []string    // pods to delete after, in a namespace the probe keeps
-	routesOf []PoolRoute // by pool, as each pool's exec was routed
+	mu              sync.Mutex
+	created         []string         // pods to delete after, in a namespace the probe keeps
+	routeCandidates []routeCandidate // a running pod per pool, for the exec routes
 }
 
 // declares is whether any of the nodes declares feature ("" needs nothing).
@@ -272,8 +278,10 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	if len(apiservers) > 1 {
 		p.apiservers = apiservers
 	}
-	if in.SchedulerURL != "" {
+	if run.SchedulerURL = in.SchedulerURL; in.SchedulerURL != "" {
 		run.Scheduler, run.SchedulerUnchecked = LeadingSchedulerGates(ctx, cs, in.Config, in.SchedulerURL)
+	} else {
+		run.Scheduler, run.SchedulerURL, run.SchedulerUnchecked = DiscoveredSchedulerGates(ctx, cs, in.Config)
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: in.NodeSelector})
 	if err != nil {
@@ -348,7 +356,7 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 			say("%s", run.Synthetic.Unchecked)
 		}
 	}
-	watched, err := p.watchDecisions(ctx)
+	watched, err := p.watchDecisions(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -387,6 +395,9 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 			var sliceWrites []PoolUpdate
 			g.Go(func() (err error) {
 				pr.updates, err = p.updateAll(ctx, pool, steer)
+				if err == nil {
+					say("pool %s: %d updates answered", pool, len(pr.updates))
+				}
 				return err
 			})
 			if p.slices {
@@ -397,6 +408,9 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 			}
 			pr.err = g.Wait()
 			pr.placements = slices.Concat(placed...)
+			if pr.err == nil {
+				say("pool %s: %d placements decided", pool, len(pr.placements))
+			}
 			pr.updates = append(pr.updates, sliceWrites...)
 		}()
 	}
@@ -412,8 +426,10 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		run.Placements = append(run.Placements, pr.placements...)
 		run.Updates = append(run.Updates, pr.updates...)
 	}
-	run.Routes = p.routesOf
-	slices.SortFunc(run.Routes, func(a, b PoolRoute) int { return strings.Compare(a.Pool, b.Pool) })
+	if p.routes != nil {
+		say("exec routes of %d pools", len(p.routeCandidates))
+		run.Routes = p.routes.check(ctx, p.ns, p.routeCandidates)
+	}
 	watched.time(run.Placements)
 	run.Took = time.Since(run.Started)
 	return run, nil
@@ -457,6 +473,12 @@ func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err e
 		// Also on Ctrl-C: the probe namespace must not outlive the probe.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait.MustGet(wait.PodsGone).Timeout)
 		defer cancel()
+		if !p.in.WaitCleanup {
+			// One request: the namespace controller removes the pods.
+			p.say("removing namespace %s (its pods go on terminating in the cluster)", ns.Name)
+			_ = p.cs.CoreV1().Namespaces().Delete(cctx, ns.Name, metav1.DeleteOptions{})
+			return
+		}
 		p.say("removing namespace %s", ns.Name)
 		// The namespace controller would delete the pods only after it has
 		// gone through every resource type, with their 30 s grace period.
@@ -477,7 +499,9 @@ func (p *prober) deleteCreated(ctx context.Context) {
 	defer cancel()
 	p.say("deleting the probe pods from namespace %s", p.ns)
 	p.deletePods(cctx)
-	p.waitPodsGone(cctx)
+	if p.in.WaitCleanup {
+		p.waitPodsGone(cctx)
+	}
 }
 
 // deletePods deletes the run's pods at once with a 1 s grace period: their
@@ -661,11 +685,10 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 				return err
 			}
 			if i == 0 && p.routes != nil && !synthetic {
-				// The first control pod runs on the pool's node: its exec shows the route.
+				// The first control pod runs on the pool's node: an exec into it shows the route.
 				node := running.Spec.NodeName
-				r := p.routes.routeOf(ctx, p.ns, pool, node, pod.Name, p.declares(fixtures.ExtendWebSocketsToKubelet, node))
 				p.mu.Lock()
-				p.routesOf = append(p.routesOf, r)
+				p.routeCandidates = append(p.routeCandidates, routeCandidate{pool: pool, node: node, pod: pod.Name, declares: p.declares(fixtures.ExtendWebSocketsToKubelet, node)})
 				p.mu.Unlock()
 			}
 			out[i] = PoolUpdate{Pool: pool, Pod: pod.Name, Node: running.Spec.NodeName, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName),
@@ -944,9 +967,21 @@ type decisions struct {
 	stop    func()
 }
 
-// watchDecisions starts the watch; stop ends it.
-func (p *prober) watchDecisions(ctx context.Context) (*decisions, error) {
-	w, err := p.cs.CoreV1().Pods(p.ns).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + p.id})
+// watchDecisions starts the watch; stop ends it. The watch lasts the run:
+// --request-timeout (the client's whole-request bound) would cut it after
+// 30 s and leave later decisions untimed, so its client has none (the
+// run's context bounds it).
+func (p *prober) watchDecisions(ctx context.Context, cfg *rest.Config) (*decisions, error) {
+	cs := p.cs
+	if cfg != nil && cfg.Timeout > 0 {
+		long := rest.CopyConfig(cfg)
+		long.Timeout = 0
+		var err error
+		if cs, err = kubernetes.NewForConfig(long); err != nil {
+			return nil, err
+		}
+	}
+	w, err := cs.CoreV1().Pods(p.ns).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + p.id})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
 			return nil, &PermissionError{Verb: "watch", Resource: "pods", Namespace: p.ns}

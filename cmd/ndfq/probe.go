@@ -35,7 +35,7 @@ func probeCommand() *cobra.Command {
 	var tolerations, schedulerNames []string
 	var qps float32
 	var burst, kubeletSample int
-	var holdUnchecked, acceptPartial bool
+	var holdUnchecked, acceptPartial, waitCleanup bool
 	var timeout time.Duration
 	var intent *verdict.Intent
 	var tols []corev1.Toleration
@@ -162,7 +162,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			}
 			run, err := probes.Probe(ctx, probes.RunInput{
 				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: kube.namespace(), NamespacePrefix: "ndfq-probe",
-				Image: image, Tolerations: tols, SchedulerNames: schedulerNames, RunID: runID,
+				Image: image, Tolerations: tols, SchedulerNames: schedulerNames, RunID: runID, WaitCleanup: waitCleanup,
 				SchedulerURL: schedulerURL, KubeletSample: kubeletSample, Freshness: t.Freshness, Progress: log.Printf,
 			})
 			if err != nil {
@@ -239,6 +239,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
 	f.StringVar(&intentFile, "intent", "", "the fleet's plan, a fleet intent file (verdict/intent.schema.json; ndfq intent capture writes one) or a topology name or file: every node's pool, count, kubelet version, gates and declarations are held to it (HOLD intent-mismatch), and every scheduler it names is probed")
+	f.BoolVar(&waitCleanup, "wait-cleanup", false, "wait (up to 2m) until the probe pods are gone from their nodes before exiting, as before a drain; by default their removal is asked and goes on in the cluster")
 	f.DurationVar(&timeout, "timeout", 15*time.Minute, "the whole run's bound, cleanup excluded (0: none); past it the probe stops, cleans up and exits 2")
 	f.StringVar(&intentCPVersion, "intent-control-plane-version", "", "replace the intent's control-plane version (as KUBERNETES_VERSION does for a topology)")
 	f.DurationVar(&t.Freshness, "freshness", t.Freshness, "a node whose lease is older is stale")

@@ -41,7 +41,8 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 // (the fleet's plan, or a node selector) and the spec's args.
 func (e *Env) probeCLI(ctx context.Context, scope, args []string) (int, string) {
 	GinkgoHelper()
-	return RunNDFQ(ctx, slices.Concat([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL}, scope, args)...)
+	// The next spec may drain or restart a kubelet: the probe's pods must be gone first.
+	return RunNDFQ(ctx, slices.Concat([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL, "--wait-cleanup"}, scope, args)...)
 }
 
 // ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
@@ -114,7 +115,7 @@ func (e *Env) ExpectHold(ctx context.Context, c verdict.Condition, pool, node st
 func (e *Env) StageProbe(ctx context.Context, stage string) verdict.Verdict {
 	GinkgoHelper()
 	run, err := probes.Probe(ctx, probes.RunInput{
-		Config: e.Cluster.Client.RESTConfig(), PoolLabel: topology.PoolLabel, NamespacePrefix: "ndfq-stage",
+		Config: e.Cluster.Client.RESTConfig(), PoolLabel: topology.PoolLabel, NamespacePrefix: "ndfq-stage", WaitCleanup: true,
 		SchedulerURL: e.Shared.SchedulerMetricURL, Freshness: verdict.DefaultThresholds.Freshness,
 		Progress: func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
 	})
