@@ -46,10 +46,10 @@ func interruptible(stderr io.Writer) context.Context {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		sig := <-sigs
+		sig := signalName(<-sigs)
 		fmt.Fprintf(stderr, "%s: %s: stopping and cleaning up (again to exit at once)\n", displayName, sig)
-		cancel(errInterrupted(sig.String()))
-		sig = <-sigs
+		cancel(errInterrupted(sig))
+		sig = signalName(<-sigs)
 		fmt.Fprintf(stderr, "%s: %s again: exiting without cleaning up\n", displayName, sig)
 		os.Exit(exitInterrupted)
 	}()
@@ -134,6 +134,14 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return unknownCommand(cmd, args[0])
 	}
 	return fmt.Errorf("%s takes no arguments, got %q (see %s --help)", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+}
+
+// signalName is a signal as shells name it.
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
 }
 
 // errInterrupted is the cause a signal gives the command's context.

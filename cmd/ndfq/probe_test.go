@@ -68,12 +68,12 @@ func TestProbeInterruptedWhileConnecting(t *testing.T) {
 	kc := blackhole(t)
 	for _, reqTimeout := range []string{"30s", "0"} {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		time.AfterFunc(300*time.Millisecond, func() { cancel(errInterrupted("interrupt")) })
+		time.AfterFunc(300*time.Millisecond, func() { cancel(errInterrupted("SIGINT")) })
 		var out, errOut bytes.Buffer
 		start := time.Now()
 		code := run(ctx, []string{"probe", "--kubeconfig", kc, "--request-timeout", reqTimeout}, &out, &errOut)
 		took := time.Since(start)
-		if code != exitError || took > 2*time.Second || !strings.Contains(errOut.String(), "interrupted by interrupt") {
+		if code != exitError || took > 2*time.Second || !strings.Contains(errOut.String(), "interrupted by SIGINT") {
 			t.Errorf("--request-timeout %s: exit %d after %s, want %d within 2s naming the interrupt; said:\n%s%s", reqTimeout, code, took, exitError, out.String(), errOut.String())
 		}
 	}
