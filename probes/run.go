@@ -109,6 +109,9 @@ type NotProbed struct {
 	// GateOff is the kube-apiserver gate that is off, so that no pod can
 	// ask for the feature here; "" where ndfq has no probe for it.
 	GateOff string `json:"gateOff,omitempty"`
+	// Path: no pod field asks for the feature (the apiserver or an
+	// allocator acts on it); Why says what its gate off stops.
+	Path bool `json:"path,omitempty"`
 	Why     string `json:"why"`
 }
 
@@ -909,7 +912,7 @@ func (p *prober) pathsNotProbed() []NotProbed {
 			return
 		}
 		if i := slices.IndexFunc(gates, func(g string) bool { return !p.api.Enabled(g) }); i >= 0 {
-			out = append(out, NotProbed{Feature: feature, At: at, GateOff: gates[i], Why: fmt.Sprintf("kube-apiserver has %s %s: %s", gates[i], p.api.Describe(gates[i]), why)})
+			out = append(out, NotProbed{Feature: feature, At: at, GateOff: gates[i], Path: true, Why: fmt.Sprintf("kube-apiserver has %s %s: %s", gates[i], p.api.Describe(gates[i]), why)})
 		}
 	}
 	off(fixtures.ExtendWebSocketsToKubelet, "streaming", "it translates no WebSocket stream and counts no route", fixtures.TranslateStreamCloseWebsocketRequests)

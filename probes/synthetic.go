@@ -115,7 +115,9 @@ func (p *prober) addSyntheticNode(ctx context.Context, needed []string) (Synthet
 
 // SyntheticNode is a Node object no kubelet runs: it declares nothing,
 // has room for a few pods (the scheduler's resource filter needs some),
-// and is tainted for the run's pods alone.
+// and is tainted for the run's pods alone. It carries no
+// kubernetes.io/os or arch label, so DaemonSets that select Linux nodes
+// (most do, kube-proxy's among them) do not target it either.
 func SyntheticNode(name, runID string) *corev1.Node {
 	room := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("32")}
 	return &corev1.Node{

@@ -190,7 +190,7 @@ func checkOracle(e *evaluation) {
 	for _, n := range e.run.NotProbed {
 		if n.GateOff != "" {
 			e.v.NotApplicable = append(e.v.NotApplicable, Unchecked{Check: ItemFeatureNotProbed, Pool: ControlPlane,
-				Reason: fmt.Sprintf("%s at %s: %s, so no pod can ask for it here", n.Feature, n.At, n.Why)})
+				Reason: fmt.Sprintf("%s at %s: %s%s", n.Feature, n.At, n.Why, map[bool]string{false: ", so no pod can ask for it here"}[n.Path])})
 			continue
 		}
 		e.unchecked(ItemFeatureNotProbed, ControlPlane, nil, "%s at %s: %s", n.Feature, n.At, n.Why)
