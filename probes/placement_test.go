@@ -174,14 +174,14 @@ func TestNotProbed(t *testing.T) {
 		fixtures.PodCertificateMLDSA, fixtures.InPlacePodLevelResourcesVerticalScaling, fixtures.InPlacePodVerticalScalingInitContainers, fixtures.InPlacePodVerticalScalingMemoryBackedVolumes,
 		fixtures.SecurityProfileOCI, fixtures.TranslateStreamCloseWebsocketRequests, fixtures.DRANodeAllocatableResources, fixtures.DRAOptionalNodeOperations)}
 	got := fmt.Sprint(p.notProbed())
-	want := "[{SecurityProfileOCI scheduling  ndfq has no scheduling probe for it (a seccompProfile of type OCI on the pod or a container)} {VolumeBindMountOptions scheduling VolumeBindMountOptions kube-apiserver has VolumeBindMountOptions unknown to this component}]"
+	want := "[{SecurityProfileOCI scheduling  false ndfq has no scheduling probe for it (a seccompProfile of type OCI on the pod or a container)} {VolumeBindMountOptions scheduling VolumeBindMountOptions false kube-apiserver has VolumeBindMountOptions unknown to this component}]"
 	if got != want {
 		t.Errorf("1.38, VolumeBindMountOptions off:\n got %s\nwant %s", got, want)
 	}
 	// A feature without a probe whose field the apiserver refuses: no pod
 	// could ask for it, which is said with the gate, not left unchecked.
 	delete(p.api, fixtures.SecurityProfileOCI)
-	if got := fmt.Sprint(p.notProbed()[0]); got != "{SecurityProfileOCI scheduling SecurityProfileOCI kube-apiserver has SecurityProfileOCI unknown to this component}" {
+	if got := fmt.Sprint(p.notProbed()[0]); got != "{SecurityProfileOCI scheduling SecurityProfileOCI false kube-apiserver has SecurityProfileOCI unknown to this component}" {
 		t.Errorf("1.38, SecurityProfileOCI off: %s", got)
 	}
 	p.api[fixtures.SecurityProfileOCI] = GateState{Enabled: true}
