@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -103,9 +104,10 @@ func labelValue(m *dto.Metric, name string) string {
 	return ""
 }
 
-// schedulerFamily is a family only kube-scheduler exposes: an endpoint
-// without it is some other component's.
-const schedulerFamily = "scheduler_schedule_attempts_total"
+// schedulerFamilies are kube-scheduler's own metric families: an endpoint
+// with none of them is some other component's. A prefix, not one family:
+// a scheduler that has placed nothing yet exposes no attempts.
+const schedulerFamilyPrefix = "scheduler_"
 
 // leaderFamily is client-go's leader-election gauge: 1 on the instance
 // that holds the Lease named by its name label.
@@ -122,8 +124,8 @@ func LeadingSchedulerGates(ctx context.Context, cs kubernetes.Interface, cfg *re
 	if err != nil {
 		return nil, err.Error()
 	}
-	if _, ok := families[schedulerFamily]; !ok {
-		return nil, fmt.Sprintf("--scheduler-metrics-url %s has no %s: it is not a kube-scheduler's /metrics", url, schedulerFamily)
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(families)), func(name string) bool { return strings.HasPrefix(name, schedulerFamilyPrefix) }) {
+		return nil, fmt.Sprintf("--scheduler-metrics-url %s has no %s* family: it is not a kube-scheduler's /metrics", url, schedulerFamilyPrefix)
 	}
 	leads := false
 	for _, m := range families[leaderFamily].GetMetric() {
