@@ -57,12 +57,13 @@ func TestLeadingSchedulerGates(t *testing.T) {
 	const gates = "kubernetes_feature_enabled{name=\"NodeDeclaredFeatures\",stage=\"\"} 1\n"
 	const sched = "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 4\n"
 	cases := map[string]struct{ body, unchecked string }{
-		"an apiserver":                 {gates + "apiserver_request_total{code=\"200\"} 9\n", "it is not a kube-scheduler's /metrics"},
-		"a standby scheduler":          {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 0\n", "does not hold the kube-scheduler Lease"},
-		"no leader election, no Lease": {gates + sched, ""},
-		"the leading scheduler":        {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 1\n", ""},
-		"unreachable (HTTP 403)":       {"", "HTTP 403"},
-		"another component leads":      {gates + sched + "leader_election_master_status{name=\"kube-controller-manager\"} 1\n", ""},
+		"an apiserver":                        {gates + "apiserver_request_total{code=\"200\"} 9\n", "it is not a kube-scheduler's /metrics"},
+		"a scheduler that placed nothing yet": {gates + "scheduler_pending_pods{queue=\"active\"} 0\n", ""},
+		"a standby scheduler":                 {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 0\n", "does not hold the kube-scheduler Lease"},
+		"no leader election, no Lease":        {gates + sched, ""},
+		"the leading scheduler":               {gates + sched + "leader_election_master_status{name=\"kube-scheduler\"} 1\n", ""},
+		"unreachable (HTTP 403)":              {"", "HTTP 403"},
+		"another component leads":             {gates + sched + "leader_election_master_status{name=\"kube-controller-manager\"} 1\n", ""},
 	}
 	// Without leader election where a Lease says another scheduler leads.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(gates + sched)) }))
