@@ -111,8 +111,8 @@ type NotProbed struct {
 	GateOff string `json:"gateOff,omitempty"`
 	// Path: no pod field asks for the feature (the apiserver or an
 	// allocator acts on it); Why says what its gate off stops.
-	Path bool `json:"path,omitempty"`
-	Why     string `json:"why"`
+	Path bool   `json:"path,omitempty"`
+	Why  string `json:"why"`
 }
 
 // Run is everything one probe saw.
