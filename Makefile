@@ -1,7 +1,8 @@
 # ndfq: qualification harness for Node Declared Features (KEP-5328).
 #   make e2e    builds what it needs, brings up $(TOPOLOGY), runs the suites, writes the report
 #   make test   fast tests, no Docker
-#   make bench  the scheduler and probe measurements on simulated fleets
+#   make bench  the scheduler and probe measurements on simulated fleets, and the
+#               whole-fleet probe on the live topology (median of 5)
 #   make verify the oracle against each Kubernetes release (downloads them)
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
