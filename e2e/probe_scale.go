@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +16,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
@@ -56,11 +59,11 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		c := e.UpKwokCluster(ctx, "ndfq-scale", t, "")
 		c.ApplyManifest(ctx, "config/rbac/probe.yaml")
 
-		probe := func() (int, verdict.Verdict) {
+		probe := func(args ...string) (int, verdict.Verdict) {
 			// Simulated nodes keep no Lease and heartbeat once: a freshness
 			// past the fleet's age keeps them probed, and their freshness
 			// is named unknown (INCOMPLETE), never assumed.
-			code, out := framework.RunNDFQ(ctx, "probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode+"=fake:NoSchedule", "--freshness", "2h", "-o", "json")
+			code, out := framework.RunNDFQ(ctx, append([]string{"probe", "--kubeconfig", c.Kubeconfig, "--as", "ndfq-prober", "--tolerations", framework.KwokNode + "=fake:NoSchedule", "--freshness", "2h", "-o", "json"}, args...)...)
 			return code, framework.ParseVerdict(code, out)
 		}
 		versions := t.Versions()
@@ -93,10 +96,28 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			}
 			Expect(g.PoolLabel.Label).To(Equal(gkePool))
 			Expect(g.Nodes).To(HaveLen(size + 1))
+			By(fmt.Sprintf("holding the %d simulated nodes to a fleet intent: pools by GKE selector, counts as minimums, no intent-mismatch", size))
+			plan := writeScaleIntent(GinkgoT().TempDir(), size, versions, t.ControlPlaneVersion().Minor(), "")
+			code, planned := probe("--intent", plan)
+			Expect(code).To(Equal(3), "%s %v %v", planned.Outcome, planned.Reasons, planned.Unchecked)
+			Expect(planned.Reasons).To(BeEmpty(), "the fleet as its intent plans it")
+			Expect(planned.IntentChecked).To(BeTrue())
 			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20})
 			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Outcome)})
 		}
 		e.WriteBenchTable("bench-probe-scale", rows)
+
+		By("the same intent with one pool's minor changed: HOLD intent-mismatch naming that pool")
+		size := in.Sizes[len(in.Sizes)-1]
+		// The newest pool: the minor before it is one the oracle knows.
+		changed := "pool-" + strings.ReplaceAll(versions[len(versions)-1].Minor(), ".", "-")
+		plan := writeScaleIntent(GinkgoT().TempDir(), size, versions, t.ControlPlaneVersion().Minor(), changed)
+		code, drifted := probe("--intent", plan)
+		Expect(code).To(Equal(1), "%s %v", drifted.Outcome, drifted.Reasons)
+		Expect(drifted.Holds(verdict.IntentMismatch, changed, "")).To(BeTrue(), "%v", drifted.Reasons)
+		for _, r := range drifted.Reasons {
+			Expect(r.Pool).To(Equal(changed), "only the changed pool: %v", r)
+		}
 
 		By("forging one simulated node's declared set")
 		Expect(framework.PatchDeclared(ctx, c.Clientset, "kwok-00000", []string{"NdfqForgedFeature"})).To(Succeed())
@@ -105,6 +126,33 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		pool := "pool-" + strings.ReplaceAll(versions[0].Minor(), ".", "-")
 		Expect(g.Holds(verdict.MixedPool, pool, "")).To(BeTrue(), "%v", g.Reasons)
 	})
+}
+
+// writeScaleIntent writes the fleet intent of a simulated fleet of size
+// nodes: one pool per kubelet version by its GKE label, the kind node as
+// the control-plane pool, counts as minimums. The pool named changed is
+// planned on the minor before its own (a plan the fleet drifted from).
+func writeScaleIntent(dir string, size int, versions []kubeversion.Version, cpMinor, changed string) string {
+	GinkgoHelper()
+	f := verdict.FleetIntent{APIVersion: verdict.APIVersion, Kind: verdict.FleetIntentKind}
+	one := 1
+	f.Pools = append(f.Pools, verdict.FleetPool{Name: "control-plane", Selector: "node-role.kubernetes.io/control-plane",
+		Nodes: verdict.FleetCount{Count: &one}, Kubelet: verdict.FleetKubelet{Versions: []string{cpMinor}}})
+	for _, v := range versions {
+		pool := "pool-" + strings.ReplaceAll(v.Minor(), ".", "-")
+		n := size / len(versions)
+		minor := v.Minor()
+		if pool == changed {
+			minor = kubeversion.PreviousMinor(minor)
+		}
+		f.Pools = append(f.Pools, verdict.FleetPool{Name: pool, Selector: gkePool + "=" + pool, Nodes: verdict.FleetCount{Min: &n},
+			Kubelet: verdict.FleetKubelet{Versions: []string{minor}}})
+	}
+	data, err := yaml.Marshal(f)
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(dir, "fleet.yaml")
+	Expect(os.WriteFile(path, data, 0o644)).To(Succeed())
+	return path
 }
 
 // scaleRow is one size's cost, as docs/performance.md reports it.
