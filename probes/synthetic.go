@@ -56,8 +56,12 @@ var syntheticAccess = []authzv1.ResourceAttributes{
 }
 
 // syntheticNeeds are the probes no real pool can show refused: where every
-// fresh pool declares every feature a probe of that kind needs.
+// fresh pool declares every feature a probe of that kind needs. None where
+// the apiserver has NodeDeclaredFeatures off: nothing is to refuse then.
 func (p *prober) syntheticNeeds(pools map[string][]string, fresh map[string]bool) []string {
+	if !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
+		return nil
+	}
 	lacks := func(features []string) bool {
 		for pool, nodes := range pools {
 			if !fresh[pool] {

@@ -45,6 +45,10 @@ func TestSyntheticNeeds(t *testing.T) {
 	if got := p.syntheticNeeds(pools, fresh); len(got) != 2 {
 		t.Errorf("the lacking pool is stale: %v", got)
 	}
+	p.api[fixtures.NodeDeclaredFeatures] = GateState{}
+	if got := p.syntheticNeeds(pools, fresh); len(got) != 0 {
+		t.Errorf("the apiserver has NodeDeclaredFeatures off, nothing refuses: %v", got)
+	}
 }
 
 // Without the grant no node is added, and the reason names the grant;
