@@ -190,7 +190,7 @@ func (f FleetIntent) intent() (*Intent, []error) {
 			if slices.ContainsFunc(icp.ExtraSchedulers, func(o IntentScheduler) bool { return o.Name == s.Name }) {
 				bad(fmt.Sprintf("controlPlane.extraSchedulers[%d].name", i), "%q is given twice", s.Name)
 			}
-			icp.ExtraSchedulers = append(icp.ExtraSchedulers, IntentScheduler{Name: s.Name, IgnoresDeclarations: s.IgnoresDeclarations})
+			icp.ExtraSchedulers = append(icp.ExtraSchedulers, IntentScheduler(s))
 		}
 		out.ControlPlane = icp
 	}

@@ -62,10 +62,10 @@ func (p IntentPool) versions() string {
 
 // counts says the planned count: "3", "at least 300", "300 to 400".
 func (p IntentPool) counts() string {
-	switch {
-	case p.Max == p.Min:
+	switch p.Max {
+	case p.Min:
 		return strconv.Itoa(p.Min)
-	case p.Max == 0:
+	case 0:
 		return fmt.Sprintf("at least %d", p.Min)
 	}
 	return fmt.Sprintf("%d to %d", p.Min, p.Max)

@@ -28,7 +28,7 @@ import (
 // an apiserver behind a dead load balancer does; its kubeconfig points there.
 func blackhole(t *testing.T) (kubeconfig string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +43,9 @@ func blackhole(t *testing.T) (kubeconfig string) {
 		}
 	}()
 	t.Cleanup(func() {
-		l.Close()
+		_ = l.Close()
 		for _, c := range held {
-			c.Close()
+			_ = c.Close()
 		}
 	})
 	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
