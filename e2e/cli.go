@@ -208,6 +208,26 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("the in-cluster probe Job said %s; its JUnit: %s", cm.Data["verdict"], counts)})
 	})
 
+	It("reads every kubelet's runtime over its CRI from a pod of ndfq's image on its node (--cri-image), and each report is what crictl on the node says", Serial, func(ctx SpecContext) {
+		By("loading ndfq's own image into every node")
+		Expect(e.Cluster.LoadImageArchive(framework.ProbeImageArchive())).To(Succeed())
+		code, out := e.ProbeCLI(ctx, "--cri-image", framework.ProbeImageRef(ctx), "-o", "json")
+		g := framework.ParseVerdict(code, out)
+		Expect(g.Outcome).To(Equal(verdict.GO), "%v %v", g.Reasons, g.Unchecked)
+		nodes := 0
+		for _, p := range t.Pools() {
+			nodes += p.Count
+		}
+		Expect(g.Nodes).To(HaveLen(nodes), "every node of the topology")
+		for _, n := range g.Nodes {
+			By("node " + n.Node + ": the reader pod's report against crictl info's")
+			Expect(n.RuntimeFrom).To(Equal(probes.RuntimeCRI), "node %s: %s", n.Node, n.RuntimeUnread)
+			Expect(n.RuntimeReport).To(Equal(e.CRIReport(n.Node).Reported()), "node %s (%s)", n.Node, n.Runtime)
+		}
+		Expect(g.Runtimes).To(Equal(fmt.Sprintf("read over the CRI on %d nodes", len(g.Nodes))))
+		framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe --cri-image read %d runtimes on their nodes, each as crictl reports it", len(g.Nodes))})
+	})
+
 	claim := "holds scheduler-ignores-declarations naming a second scheduler without the NodeDeclaredFeatures plugin, and not one with it"
 	if len(refusing) == 0 {
 		notApplicable(claim, whyNot)

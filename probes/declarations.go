@@ -39,8 +39,16 @@ type Declaration struct {
 	// "unknown" (a runtime the oracle does not know).
 	Runtime     string
 	RuntimeFrom string
+	// RuntimeEndpoint is the kubelet's containerRuntimeEndpoint (configz);
+	// RuntimeUnread says why the CRI was not read there, where it was asked.
+	RuntimeEndpoint string
+	RuntimeUnread   string
+	// RuntimeReport is what the judgement took the runtime to report, in
+	// the CRI's words (nil where RuntimeFrom is unknown).
+	RuntimeReport []string
 	// Undecided are features whose declaration depends on runtime features
-	// nobody could read (RuntimeFrom unknown): neither missing nor extra.
+	// nobody could read (RuntimeFrom unknown, or what a CRI read cannot
+	// see): neither missing nor extra.
 	Undecided []string
 	// HeartbeatAge is how long ago the node's Lease was renewed. Without a
 	// Lease (NoLease) it is the age of the Ready condition's heartbeat, 0
@@ -146,7 +154,7 @@ func readyHeartbeatAge(n corev1.Node) time.Duration {
 func readKubelet(ctx context.Context, cs kubernetes.Interface, d *Declaration, rt fixtures.Runtime) {
 	var err error
 	if d.Gates, err = KubeletGates(ctx, cs, d.Node); err == nil {
-		d.CPUManager, err = kubeletCPUManagerPolicy(ctx, cs, d.Node)
+		d.CPUManager, d.RuntimeEndpoint, err = kubeletConfig(ctx, cs, d.Node)
 	}
 	if err != nil {
 		d.Unreachable = err.Error()
@@ -165,8 +173,15 @@ func (d *Declaration) judge(rt fixtures.Runtime) {
 	}
 	minor := kubeversion.MinorOf(d.KubeletVersion)
 	d.Expected = fixtures.Expected(minor, effective, rt)
-	if d.RuntimeFrom == RuntimeUnknown {
+	d.RuntimeReport = rt.Reported()
+	switch d.RuntimeFrom {
+	case RuntimeUnknown:
+		d.RuntimeReport = nil
 		d.Undecided = fixtures.RuntimeDependent(minor, effective)
+	case RuntimeCRI:
+		d.Undecided = fixtures.RuntimeDependentOn(minor, effective, rt, unseen(rt))
+	default:
+		d.Undecided = nil
 	}
 	d.Missing, d.Extra = diff(d.Expected, d.Declared)
 	d.Missing, d.Extra = Without(d.Missing, d.Undecided), Without(d.Extra, d.Undecided)
@@ -202,21 +217,23 @@ func Without(list, drop []string) []string {
 	return out
 }
 
-// kubeletCPUManagerPolicy reads the kubelet's running configuration (configz).
-func kubeletCPUManagerPolicy(ctx context.Context, cs kubernetes.Interface, node string) (string, error) {
+// kubeletConfig reads the kubelet's running configuration (configz): its
+// CPU manager policy and where its runtime's CRI socket is.
+func kubeletConfig(ctx context.Context, cs kubernetes.Interface, node string) (cpuManagerPolicy, runtimeEndpoint string, err error) {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "configz").DoRaw(ctx)
 	if err != nil {
-		return "", fmt.Errorf("kubelet on %s /configz (node proxy): %w", node, err)
+		return "", "", fmt.Errorf("kubelet on %s /configz (node proxy): %w", node, err)
 	}
 	var cfg struct {
 		KubeletConfig struct {
-			CPUManagerPolicy string `json:"cpuManagerPolicy"`
+			CPUManagerPolicy         string `json:"cpuManagerPolicy"`
+			ContainerRuntimeEndpoint string `json:"containerRuntimeEndpoint"`
 		} `json:"kubeletconfig"`
 	}
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return "", fmt.Errorf("kubelet on %s /configz: %w", node, err)
+		return "", "", fmt.Errorf("kubelet on %s /configz: %w", node, err)
 	}
-	return cfg.KubeletConfig.CPUManagerPolicy, nil
+	return cfg.KubeletConfig.CPUManagerPolicy, cfg.KubeletConfig.ContainerRuntimeEndpoint, nil
 }
 
 func diff(expected, declared []string) (missing, extra []string) {

@@ -43,12 +43,16 @@ type RunInput struct {
 	// Namespace is an existing namespace for the probe pods: none is
 	// created or removed, only the run's pods are deleted after.
 	Namespace       string
-	NamespacePrefix string              // without Namespace: a namespace made from it, removed after
-	Image           string              // probe pods' image; "" is the pause image of the control plane's minor
-	Tolerations     []corev1.Toleration // besides the control-plane taint
-	SchedulerNames  []string            // placement probes also go through each of these schedulers
-	SchedulerURL    string              // optional kube-scheduler /metrics URL
-	KubeletSample   int                 // ask at most this many kubelets per pool (0: every one)
+	NamespacePrefix string // without Namespace: a namespace made from it, removed after
+	Image           string // probe pods' image; "" is the pause image of the control plane's minor
+	// CRIImage, where set, is ndfq's own image: a pod of it on each
+	// kubelet-read node reads the runtime's CRI report there (a root pod
+	// on the CRI socket: the run's namespace is labelled privileged).
+	CRIImage       string
+	Tolerations    []corev1.Toleration // besides the control-plane taint
+	SchedulerNames []string            // placement probes also go through each of these schedulers
+	SchedulerURL   string              // optional kube-scheduler /metrics URL
+	KubeletSample  int                 // ask at most this many kubelets per pool (0: every one)
 	// RunID labels everything the run creates (RunLabel); "" makes one.
 	RunID string
 	// WaitCleanup waits (wait-pods-gone) until the run's pods are gone from
@@ -421,6 +425,10 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		pr := &results[len(results)-1]
 		wg.Go(func() { pr.placements, pr.updates, pr.err = p.probeSynthetic(ctx, run.Synthetic.Needed) })
 	}
+	if readers := p.criReadable(run.Declarations); len(readers) > 0 {
+		say("reading the runtime's CRI report on %d nodes with %s", len(readers), p.in.CRIImage)
+		wg.Go(func() { p.readRuntimes(ctx, readers) })
+	}
 	wg.Wait()
 	for _, pr := range results {
 		if pr.err != nil {
@@ -466,8 +474,12 @@ func nonEmptyLabel(c PoolLabelChoice) string {
 
 // ownNamespace creates the run's namespace; done removes it.
 func (p *prober) ownNamespace(ctx context.Context, run *Run) (done func(), err error) {
+	labels := map[string]string{RunLabel: p.id, ManagedByLabel: ManagedBy}
+	if p.in.CRIImage != "" {
+		labels[podSecurityEnforce] = "privileged" // the CRI readers mount the runtime's socket
+	}
 	ns, err := p.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: p.in.NamespacePrefix + "-",
-		Labels: map[string]string{RunLabel: p.id, ManagedByLabel: ManagedBy}}}, metav1.CreateOptions{})
+		Labels: labels}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create probe namespace: %w", err)
 	}

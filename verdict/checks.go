@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -119,7 +120,7 @@ var Items = []ItemInfo{
 	{ItemSchedulerGates, []Condition{RolloutOrder, GateFingerprint}, About{"kube-scheduler's gates were not read and no refusal in the plugin's words was seen", "pass --scheduler-metrics-url, or probe a fleet where a pool lacks a feature"}},
 	{ItemAPIServerGates, []Condition{GateFingerprint, APIServerSplit}, About{"not every apiserver behind the cluster's address could be read (or asked) directly", "grant endpointslices list in default (config/rbac/) and reach each apiserver's address"}},
 	{ItemKubeletGates, kubeletConditions, About{"no kubelet's gates were read (no nodes/proxy permission)", "bind config/rbac/kubelet.yaml"}},
-	{ItemRuntimeFeatures, []Condition{MissingReport, DeclaredButNotEnabled}, About{"nodes run a container runtime ndfq does not know: features that depend on it are undecided", "add the runtime to fixtures/runtimes.go"}},
+	{ItemRuntimeFeatures, []Condition{MissingReport, DeclaredButNotEnabled}, About{"nodes whose runtime's CRI report nothing read (a runtime ndfq's table does not know, no --cri-image): features that depend on it are undecided", "pass --cri-image (ndfq's own image) so a pod on each node reads the runtime's report, or add the runtime to fixtures/runtimes.go"}},
 	{ItemFreshness, []Condition{StaleDeclarations}, About{"nodes without a Lease: how fresh their declarations are is unknown", "find why the kubelet keeps no Lease in kube-node-lease"}},
 	{ItemPlacementAndUpdates, placementAndUpdate, About{"every node of a pool is stale, so no probe pod was placed or updated there", "bring the pool's kubelets back, then probe again"}},
 	{ItemPluginNotExercised, []Condition{UnexpectedAdmission, ForeignRefusal}, About{"every probed pool declares every feature probed at scheduling and no synthetic node was added: no pod could be refused, so the plugin was not seen refusing", "bind config/rbac/synthetic-node.yaml (the probe adds, for the run, a tainted node that declares nothing), or include a pool that lacks a feature"}},
@@ -256,7 +257,8 @@ func checkKubelets(e *evaluation) {
 	for _, pool := range e.pools() {
 		ps := e.summary[pool]
 		missing := 0
-		unknown := map[string][]probes.Declaration{} // runtime -> its nodes, where ndfq does not know it
+		type undecided struct{ runtime, why string }
+		unknown := map[undecided][]probes.Declaration{} // where features are undecided, and why: its nodes
 		for _, d := range e.byPool[pool] {
 			if d.Unreachable != "" {
 				e.hold(KubeletUnreachable, pool, d.Node, "its gates cannot be read, so its declarations %v cannot be checked: %s", d.Declared, strings.Join(strings.Fields(d.Unreachable), " "))
@@ -269,18 +271,24 @@ func checkKubelets(e *evaluation) {
 				e.hold(DeclaredButNotEnabled, pool, d.Node, "declares %v, which its kubelet (%s, gates as it reports them) does not enable: stale or forged", d.Extra, d.KubeletVersion)
 			}
 			if len(d.Undecided) > 0 {
-				unknown[d.Runtime] = append(unknown[d.Runtime], d)
+				u := undecided{d.Runtime, d.RuntimeUnread}
+				if d.RuntimeFrom == probes.RuntimeCRI {
+					u.why = probes.CRIUnseen
+				}
+				unknown[u] = append(unknown[u], d)
 			}
 		}
-		// One line per pool and runtime: a fleet of unknown runtimes is not a line per node.
-		for _, rt := range slices.Sorted(maps.Keys(unknown)) {
+		// One line per pool, runtime and reason: a fleet of unknown runtimes is not a line per node.
+		for _, u := range slices.SortedFunc(maps.Keys(unknown), func(a, b undecided) int {
+			return cmp.Or(strings.Compare(a.runtime, b.runtime), strings.Compare(a.why, b.why))
+		}) {
 			var nodes, features []string
-			for _, d := range unknown[rt] {
+			for _, d := range unknown[u] {
 				nodes = append(nodes, d.Node)
 				features = appendUniq(features, d.Undecided...)
 			}
 			slices.Sort(features)
-			e.unchecked(ItemRuntimeFeatures, pool, nodes, "%s run %q, a runtime ndfq does not know: whether they must declare %v depends on what that runtime reports over the CRI, so those are unchecked", probes.NameNodes(nodes), rt, features)
+			e.unchecked(ItemRuntimeFeatures, pool, nodes, "%s run %q: whether they must declare %v depends on what that runtime reports over the CRI, and %s, so those are unchecked", probes.NameNodes(nodes), u.runtime, features, nonEmpty(u.why, "nothing reported it"))
 		}
 		ps.MissingPct = 100 * float64(missing) / float64(ps.Nodes)
 		if missing > 0 && ps.MissingPct/100 > e.t.MaxMissingRate {

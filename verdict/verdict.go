@@ -83,6 +83,13 @@ type NodeSummary struct {
 	Kubelet  string   `json:"kubelet"`
 	Declared []string `json:"declared"`
 	Digest   string   `json:"digest"`
+	// The node's runtime, where its CRI features came from (probes'
+	// RuntimeCRI, RuntimeRelease, RuntimeUnknown), what they were taken to
+	// be and why they were not read on the node.
+	Runtime       string   `json:"runtime,omitempty"`
+	RuntimeFrom   string   `json:"runtimeFrom,omitempty"`
+	RuntimeReport []string `json:"runtimeReport,omitempty"`
+	RuntimeUnread string   `json:"runtimeUnread,omitempty"`
 }
 
 // ThresholdsJSON are the thresholds a report was judged by, in seconds.
@@ -183,6 +190,8 @@ type Verdict struct {
 	// SyntheticNode says what the node that declares nothing showed, where
 	// the run added one (no real pool lacked a feature probed).
 	SyntheticNode string `json:"syntheticNode,omitempty"`
+	// Runtimes says where the judged nodes' runtime features came from.
+	Runtimes string `json:"runtimes,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.
@@ -295,8 +304,33 @@ func Evaluate(run *probes.Run, policy Policy) Verdict {
 			v.Reasons = append(v.Reasons, Reason{Condition: CheckNotMade, Pool: u.Pool, Detail: u.Check + ": " + u.Reason})
 		}
 	}
+	v.Runtimes = runtimesFrom(run.Declarations)
 	v.decide()
 	return v
+}
+
+// runtimesFrom says where the judged nodes' runtime features came from:
+// "read over the CRI on 9 nodes, from ndfq's runtime table on 1".
+func runtimesFrom(decls []probes.Declaration) string {
+	counts := map[string]int{}
+	for _, d := range decls {
+		if d.RuntimeFrom != "" {
+			counts[d.RuntimeFrom]++
+		}
+	}
+	var parts []string
+	for _, from := range []struct{ key, words string }{
+		{probes.RuntimeCRI, "read over the CRI"}, {probes.RuntimeRelease, "from ndfq's runtime table"}, {probes.RuntimeUnknown, "unknown (nothing reported them)"},
+	} {
+		switch n := counts[from.key]; n {
+		case 0:
+		case 1:
+			parts = append(parts, from.words+" on 1 node")
+		default:
+			parts = append(parts, fmt.Sprintf("%s on %d nodes", from.words, n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // summarize groups the run by pool: each pool's line, the nodes' sets, the
@@ -312,7 +346,8 @@ func (e *evaluation) summarize() {
 	}
 	for _, d := range run.Declarations {
 		e.byPool[d.Pool] = append(e.byPool[d.Pool], d)
-		v.Nodes = append(v.Nodes, NodeSummary{Node: d.Node, Pool: d.Pool, Kubelet: d.KubeletVersion, Declared: orEmpty(d.Declared), Digest: d.Digest})
+		v.Nodes = append(v.Nodes, NodeSummary{Node: d.Node, Pool: d.Pool, Kubelet: d.KubeletVersion, Declared: orEmpty(d.Declared), Digest: d.Digest,
+			Runtime: d.Runtime, RuntimeFrom: d.RuntimeFrom, RuntimeReport: d.RuntimeReport, RuntimeUnread: d.RuntimeUnread})
 	}
 	for _, pool := range e.pools() {
 		ps := &PoolSummary{Pool: pool, StaleNodes: []string{}}

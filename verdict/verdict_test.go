@@ -429,9 +429,34 @@ func TestUnknownRuntimeIsOneLinePerPool(t *testing.T) {
 	if g.Outcome != INCOMPLETE || len(g.Unchecked) != 1 {
 		t.Fatalf("%s %v", g.Outcome, g.Unchecked)
 	}
-	want := `a1, a2 run "cri-o://1.34.0", a runtime ndfq does not know: whether they must declare [UserNamespacesHostNetworkSupport VolumeBindMountOptions]`
+	want := `a1, a2 run "cri-o://1.34.0": whether they must declare [UserNamespacesHostNetworkSupport VolumeBindMountOptions] depends on what that runtime reports over the CRI, and nothing reported it`
 	if u := g.Unchecked[0]; u.Check != "runtime-features" || u.Pool != "a" || !strings.HasPrefix(u.Reason, want) {
 		t.Errorf("%+v", u)
+	}
+	if g.Runtimes != "unknown (nothing reported them) on 2 nodes" {
+		t.Errorf("runtimes: %q", g.Runtimes)
+	}
+}
+
+// Where the runtime was read on the node, the unknown version string does
+// not matter; what the reader cannot see stays unchecked, saying so, and
+// a read that failed is named.
+func TestRuntimeReadOnTheNode(t *testing.T) {
+	run := soundRun()
+	a1 := run.Declarations[0]
+	a1.Runtime, a1.RuntimeFrom, a1.RuntimeReport = "cri-o://1.34.0", probes.RuntimeCRI, []string{"userNamespacesHostNetwork"}
+	run.Declarations[0] = a1
+	g := Evaluate(run, policy)
+	if g.Outcome != GO || g.Nodes[0].RuntimeFrom != "cri" || !slices.Equal(g.Nodes[0].RuntimeReport, a1.RuntimeReport) {
+		t.Fatalf("%s %v %+v", g.Outcome, g.Unchecked, g.Nodes[0])
+	}
+	run.Declarations[0].Undecided = []string{"SecurityProfileOCI"}
+	if g := Evaluate(run, policy); len(g.Unchecked) != 1 || !strings.Contains(g.Unchecked[0].Reason, probes.CRIUnseen) {
+		t.Errorf("%v", g.Unchecked)
+	}
+	run.Declarations[0].RuntimeFrom, run.Declarations[0].RuntimeUnread = probes.RuntimeUnknown, "its CRI reader pod x exited 1: permission denied"
+	if g := Evaluate(run, policy); len(g.Unchecked) != 1 || !strings.Contains(g.Unchecked[0].Reason, "and its CRI reader pod x exited 1: permission denied, so") {
+		t.Errorf("%v", g.Unchecked)
 	}
 }
 

@@ -27,6 +27,9 @@ func (g Verdict) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", kube-scheduler %s", s)
 	}
 	fmt.Fprintln(w)
+	if g.Runtimes != "" {
+		fmt.Fprintf(w, "runtime features: %s\n", g.Runtimes)
+	}
 	if g.NodeWrites != "" {
 		fmt.Fprintf(w, "node writes: %s\n", g.NodeWrites)
 	}

@@ -31,6 +31,7 @@ import (
 )
 
 func probeCommand() *cobra.Command {
+	var criImage string
 	var poolLabel, nodeSelector, image, output, schedulerURL, svg, junit, jsonFile, resultsCM, intentFile, intentCPVersion string
 	var tolerations, schedulerNames []string
 	var qps float32
@@ -93,9 +94,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			if _, err := labels.Parse(nodeSelector); err != nil {
 				return fmt.Errorf("--node-selector %q: %w", nodeSelector, err)
 			}
-			if image != "" {
-				if _, err := name.ParseReference(image); err != nil {
-					return fmt.Errorf("--image %q: %w", image, err)
+			for _, ref := range []struct{ flag, image string }{{"--image", image}, {"--cri-image", criImage}} {
+				if ref.image == "" {
+					continue
+				}
+				if _, err := name.ParseReference(ref.image); err != nil {
+					return fmt.Errorf("%s %q: %w", ref.flag, ref.image, err)
 				}
 			}
 			for _, s := range tolerations {
@@ -162,7 +166,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			}
 			run, err := probes.Probe(ctx, probes.RunInput{
 				Config: cfg, PoolLabel: poolLabel, NodeSelector: nodeSelector, Namespace: kube.namespace(), NamespacePrefix: "ndfq-probe",
-				Image: image, Tolerations: tols, SchedulerNames: schedulerNames, RunID: runID, WaitCleanup: waitCleanup,
+				Image: image, CRIImage: criImage, Tolerations: tols, SchedulerNames: schedulerNames, RunID: runID, WaitCleanup: waitCleanup,
 				SchedulerURL: schedulerURL, KubeletSample: kubeletSample, Freshness: t.Freshness, Progress: log.Printf,
 			})
 			if err != nil {
@@ -219,7 +223,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			return writeErr
 		},
 	}
-	cmd.AddCommand(probeCleanupCommand())
+	cmd.AddCommand(probeCleanupCommand(), probeReadCRICommand())
 	f := cmd.Flags()
 	kube.bind(f, "an existing namespace for the probe pods: none is created, only the run's pods are deleted after (default: a new namespace, removed after)")
 	f.Float32Var(&qps, "qps", 20, "client queries per second to the apiserver")
@@ -228,6 +232,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.StringVar(&poolLabel, "pool-label", "", "node label that names pools (default: the first of "+strings.Join(probes.WellKnownPoolLabels, ", ")+" that a node carries); pools are also sliced by kubelet version")
 	f.StringVarP(&nodeSelector, "node-selector", "l", "", "label selector: probe only these nodes (e.g. pool=a,zone!=b)")
 	f.StringVar(&image, "image", "", "probe pods' image, run with its own entrypoint, which must keep running (default: registry.k8s.io/pause of the control plane's minor)")
+	f.StringVar(&criImage, "cri-image", "", "ndfq's own image (config/job/'s): read each kubelet's runtime features over its CRI from a pod of it on the node, rather than from the runtime's version (a root pod on the CRI socket, in the run's namespace labelled privileged: strong; docs/rollout.md)")
 	f.StringArrayVar(&tolerations, "tolerations", nil, "taints probe pods tolerate besides the control plane's, as KEY[=VALUE][:EFFECT] or * (repeatable)")
 	f.StringArrayVar(&schedulerNames, "scheduler-name", nil, "also send the placement probes through this scheduler (repeatable); one that binds a pod to a node lacking its feature holds scheduler-ignores-declarations")
 	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow verdict/probe.schema.json), markdown or junit")

@@ -82,6 +82,24 @@ func ProbeJobManifest() string {
 	return p
 }
 
+// ProbeImageRef is the image the probe Job runs, by digest: ndfq's own,
+// as make probe-image named it in bin/probe-job.yaml.
+func ProbeImageRef(ctx context.Context) string {
+	GinkgoHelper()
+	f, err := os.Open(ProbeJobManifest())
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	var ref string
+	Expect(decoder.DecodeEach(ctx, f, func(_ context.Context, obj k8s.Object) error {
+		if job, ok := obj.(*batchv1.Job); ok {
+			ref = job.Spec.Template.Spec.Containers[0].Image
+		}
+		return nil
+	})).To(Succeed())
+	Expect(ref).To(ContainSubstring("@sha256:"), "the Job of %s runs ndfq's image by digest", ProbeJobManifest())
+	return ref
+}
+
 // WaitJob waits (wait-probe-job) until the Job completes or fails and
 // says which; its pods' logs go to the spec's output.
 func (e *Env) WaitJob(ctx context.Context, ns, name string) batchv1.JobConditionType {

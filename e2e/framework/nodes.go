@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -72,17 +71,10 @@ func (e *Env) criReports() map[string]fixtures.Runtime {
 
 // DescribeRuntime says which CRI features a runtime reports.
 func DescribeRuntime(rt fixtures.Runtime) string {
-	var on []string
-	for name, v := range map[string]bool{"userNamespacesHostNetwork": rt.UserNamespacesHostNetwork, "mountOptions": rt.MountOptions, "user namespaces": rt.UserNamespaces} {
-		if v {
-			on = append(on, name)
-		}
+	if on := rt.Reported(); len(on) > 0 {
+		return strings.Join(on, ", ")
 	}
-	if len(on) == 0 {
-		return "no runtime features and no user namespaces"
-	}
-	sort.Strings(on)
-	return strings.Join(on, ", ")
+	return "no runtime features and no user namespaces"
 }
 
 // ExpectPoolDeclares is the precondition of placement and update claims:
