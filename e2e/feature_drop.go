@@ -14,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )

@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
 )

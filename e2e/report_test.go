@@ -14,7 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/report"
 )
 

@@ -11,10 +11,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/fixtures/claims"
 )
 
 // SchedulingSpecInput is the input of SchedulingSpec.

@@ -12,10 +12,10 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
 )

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/claims"
 )
 
 // matrix writes the claim matrix: one row per claim and feature, one

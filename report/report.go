@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/verdict"
 )
 

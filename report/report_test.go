@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/claims"
 )
 
 func TestMarkdownGOAndHOLD(t *testing.T) {

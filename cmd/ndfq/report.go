@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/topology"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/report"
 )
 

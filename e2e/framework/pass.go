@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/ndfq/ndfq/fixtures/claims"
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"

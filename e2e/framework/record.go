@@ -6,8 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/fixtures/claims"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/report"
 )
