@@ -10,6 +10,7 @@
 package claims
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -65,6 +66,9 @@ type Cell struct {
 	NotApplicable string `json:"notApplicable,omitempty"`
 	// Uncovered says why ndfq cannot ask a cell that applies (no probe yet).
 	Uncovered string `json:"uncovered,omitempty"`
+	// Accepted is the topology's reason for running without an uncovered
+	// cell (its acceptUncovered); without one the run cannot be GO.
+	Accepted string `json:"accepted,omitempty"`
 	// UpstreamBug says the expected outcome is one upstream calls a bug.
 	UpstreamBug string `json:"upstreamBug,omitempty"`
 }
@@ -83,6 +87,8 @@ func (c Cell) Status() string {
 	switch {
 	case c.NotApplicable != "":
 		return "not applicable: " + c.NotApplicable
+	case c.Uncovered != "" && c.Accepted != "":
+		return "not covered, accepted by the topology (" + c.Accepted + "): " + c.Uncovered
 	case c.Uncovered != "":
 		return "not covered: " + c.Uncovered
 	}
@@ -127,7 +133,41 @@ func matrix(t *topology.Topology) []Cell {
 			out = append(out, row.Edges(t)...)
 		}
 	}
+	for i := range out {
+		if c := &out[i]; c.Uncovered != "" {
+			for _, a := range t.AcceptUncovered {
+				if a.Matches(string(c.Kind), c.Pool, c.Feature) {
+					c.Accepted = a.Reason
+					break
+				}
+			}
+		}
+	}
 	return out
+}
+
+// CheckAccepted refuses a topology's acceptUncovered entry that names no
+// cell ndfq cannot ask (a stale or mistyped one would accept nothing, or
+// later accept a claim nobody looked at).
+func CheckAccepted(t *topology.Topology) error {
+	cells := Matrix(t)
+	var problems []string
+	for i, a := range t.AcceptUncovered {
+		if !slices.ContainsFunc(cells, func(c Cell) bool { return c.Uncovered != "" && a.Matches(string(c.Kind), c.Pool, c.Feature) }) {
+			problems = append(problems, fmt.Sprintf("acceptUncovered[%d]: no %s cell for %s on %s is uncovered in this topology (ndfq report claims --topology %s lists them)", i, a.Kind, a.Feature, nonEmpty(a.Pool, "any pool"), t.Name))
+		}
+	}
+	if len(problems) > 0 {
+		return &topology.ValidationError{Problems: problems}
+	}
+	return nil
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Count is how many cells apply, are not applicable and are not covered.

@@ -211,7 +211,7 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			}
 			passIt(cell, claim, kubeletOrder, env, framework.ObserveKubelet(pool, probe), func(ctx SpecContext, o framework.Observation) {
 				node, seen, res := o.Node, o.Kubelet.Seen, o.Kubelet.Admission
-				framework.RecordKubelet(cell, node, seen)
+				framework.RecordCell(cell, node, seen, "")
 				switch cell.Expect {
 				case claims.Ignored:
 					framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: node, Feature: probe.Feature,

@@ -38,7 +38,7 @@ const restartAll = fixtures.RestartAllContainersOnContainerExits
 // and report.md count and list it instead of it vanishing.
 func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 	if c.Applies() {
-		It(text, append(args, body)...)
+		It(text, append(args, func(ctx SpecContext) { framework.AsksCell(c); body(ctx) })...)
 		return
 	}
 	if c.Uncovered != "" {

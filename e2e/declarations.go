@@ -67,8 +67,7 @@ func DeclarationsSpec(_ context.Context, inputGetter func() DeclarationsSpecInpu
 				if slices.Contains(n.Status.DeclaredFeatures, cell.Feature) {
 					seen = claims.Declared
 				}
-				framework.Record(report.Observation{Kind: string(cell.Kind), Pool: pool, Kubelet: n.Status.NodeInfo.KubeletVersion, Node: n.Name,
-					Feature: cell.Feature, Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect})
+				framework.RecordCell(cell, n.Name, seen, "kubelet "+n.Status.NodeInfo.KubeletVersion)
 				Expect(seen).To(Equal(cell.Expect), "node %s (pool %s, kubelet %s) declares %v", n.Name, pool, n.Status.NodeInfo.KubeletVersion, n.Status.DeclaredFeatures)
 			}
 		})

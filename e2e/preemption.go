@@ -12,7 +12,6 @@ import (
 	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/report"
 )
 
 // PreemptionSpecInput is the input of PreemptionSpec.
@@ -43,9 +42,7 @@ func PreemptionSpec(_ context.Context, inputGetter func() PreemptionSpecInput) {
 			}
 			passIt(cell, text, updateOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 				p := *o.Preemption
-				framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: p.Node,
-					Expected: cell.Expect, Seen: p.Seen, OK: p.Seen == cell.Expect,
-					Text: fmt.Sprintf("victims %v, nominated %q, bound to %q", p.Victims, p.Nominated, p.Node)})
+				framework.RecordCell(cell, p.Node, p.Seen, fmt.Sprintf("victims %v, nominated %q, bound to %q", p.Victims, p.Nominated, p.Node))
 				if cell.Expect == fixtures.Preempted {
 					Expect(p.Victims).To(HaveLen(1), "pod %s preempted %v (%s)", p.Pod, p.Victims, p.Message)
 					Expect(p.Node).NotTo(BeEmpty(), "pod %s preempted %v but was not bound (nominated %q)", p.Pod, p.Victims, p.Nominated)

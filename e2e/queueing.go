@@ -21,7 +21,6 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
-	"github.com/ndfq/ndfq/report"
 )
 
 // The queueing claim rides the safe-order wave of the feature-drop
@@ -60,9 +59,10 @@ func queueing(t *topology.Topology, env func() *framework.Env, d *dropWave, cell
 		case q.boundTo != "":
 			seen = "bound after " + took.Round(time.Second).String()
 		}
-		framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: s.name,
-			Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect && q.boundTo == s.name,
-			Text: fmt.Sprintf("bound %s after the node declared the feature again (polled every %s)", took.Round(time.Second), wait.MustGet(wait.KubeletSync).Every)})
+		if q.boundTo != "" && q.boundTo != s.name {
+			seen = "bound to another node, " + q.boundTo
+		}
+		framework.RecordCell(cell, s.name, seen, fmt.Sprintf("bound %s after the node declared the feature again (polled every %s)", took.Round(time.Second), wait.MustGet(wait.KubeletSync).Every))
 		Expect(q.boundTo).To(Equal(s.name), "pod %s, waiting for %s, where it was bound (node %s declared it at %s)", q.pod, restartAll, s.name, q.declaredAt.Format(time.TimeOnly))
 		Expect(took).To(BeNumerically("<=", bound), "pod %s was bound %s after node %s declared %s", q.pod, took, s.name, restartAll)
 	}, SpecTimeout(8*time.Minute))

@@ -18,6 +18,19 @@ import (
 	"github.com/ndfq/ndfq/report"
 )
 
+// cellsOf are the cells a spec said it was about (framework.AsksCell).
+func cellsOf(sr types.SpecReport) []string {
+	var out []string
+	for _, e := range sr.ReportEntries {
+		var key string
+		// This process's entries hold the value, others' its JSON.
+		if raw, err := json.Marshal(e.GetRawValue()); e.Name == report.CellEntryName && err == nil && json.Unmarshal(raw, &key) == nil {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{RunID: fmt.Sprintf("%s-seed%d", r.SuiteDescription, r.SuiteConfig.RandomSeed), Started: r.StartTime,
@@ -62,7 +75,7 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 			if name == "" {
 				name = sr.LeafNodeType.String()
 			}
-			s.Failures = append(s.Failures, report.Failure{Spec: name, Message: sr.Failure.Message})
+			s.Failures = append(s.Failures, report.Failure{Spec: name, Message: sr.Failure.Message, Cells: cellsOf(sr)})
 			s.Counts.Failed++
 		case !isSpec:
 		case sr.State == types.SpecStatePassed:

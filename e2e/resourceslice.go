@@ -14,7 +14,6 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
 )
 
 // ResourceSliceSpecInput is the input of ResourceSliceSpec.
@@ -54,8 +53,7 @@ func ResourceSliceSpec(_ context.Context, inputGetter func() ResourceSliceSpecIn
 					res, err := probes.CreateSliceDryRun(ctx, e.Clientset, fixtures.ResourceSliceFor(name, n.Name, allocatable))
 					Expect(err).NotTo(HaveOccurred())
 					seen = append(seen, fmt.Sprint(res.Code))
-					framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: n.Name,
-						Expected: cell.Expect, Seen: fmt.Sprint(res.Code), OK: fmt.Sprint(res.Code) == cell.Expect, Text: res.Message})
+					framework.RecordCell(cell, n.Name, fmt.Sprint(res.Code), res.Message)
 					Expect(fmt.Sprint(res.Code)).To(Equal(cell.Expect), "ResourceSlice %s for node %s (%s): %s", name, n.Name, pool.Name, res.Message)
 					if cell.Expect == claims.Rejected {
 						Expect(res.Message).To(Equal(fixtures.SliceRejection(name, n.Name)))
@@ -83,8 +81,7 @@ func sliceEdges(cells []claims.Cell, env func() *framework.Env) {
 		claimIt(cell, text, func(ctx SpecContext) {
 			res, err := probes.CreateSliceDryRun(ctx, env().Clientset, fixtures.ResourceSliceFor(name, node, true))
 			Expect(err).NotTo(HaveOccurred())
-			framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: node,
-				Expected: cell.Expect, Seen: fmt.Sprint(res.Code), OK: fmt.Sprint(res.Code) == cell.Expect, Text: res.Message})
+			framework.RecordCell(cell, node, fmt.Sprint(res.Code), res.Message)
 			Expect(fmt.Sprint(res.Code)).To(Equal(cell.Expect), "ResourceSlice %s: %s", name, res.Message)
 			if node != "" {
 				Expect(res.Message).To(Equal(fixtures.SliceNodeNotFound(name, node)))

@@ -17,7 +17,6 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/internal/wait"
-	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
 )
 
@@ -98,11 +97,11 @@ func RuntimeUpgradeSpec(_ context.Context, inputGetter func() RuntimeUpgradeSpec
 			seen = "declared " + framework.DescribeSet(changed) + " before the kubelet restarted"
 		case !held:
 			seen = fmt.Sprintf("stale, but the probe said %s %v", g.Outcome, g.Reasons)
+		case len(afterVerdict.Reasons) > 0:
+			seen = fmt.Sprintf("stale, but after the kubelet restarted the probe said %s %v", afterVerdict.Outcome, afterVerdict.Reasons)
 		}
-		framework.Record(report.Observation{Kind: string(cell.Kind), Pool: subject.Name, Feature: plan.Feature, Node: name,
-			Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect && len(afterVerdict.Reasons) == 0,
-			Text: fmt.Sprintf("%s on %s: declared %s for %s, the probe exit %d; after a kubelet restart %s, the probe exit %d",
-				plan.To.Version, name, framework.DescribeSet(before), wait.MustGet(wait.RuntimeStale).Timeout, code, framework.DescribeSet(plan.After.MustDeclare()), afterCode)})
+		framework.RecordCell(cell, name, seen, fmt.Sprintf("%s on %s: declared %s for %s, the probe exit %d; after a kubelet restart %s, the probe exit %d",
+			plan.To.Version, name, framework.DescribeSet(before), wait.MustGet(wait.RuntimeStale).Timeout, code, framework.DescribeSet(plan.After.MustDeclare()), afterCode))
 		Expect(changed).To(BeNil(), "%s's declarations changed while its kubelet ran on the upgraded runtime: the kubelet now rediscovers runtime features (kubernetes/kubernetes#138099 fixed?); the claim must change", name)
 		Expect(code).To(Equal(1), "probe verdict %s: %v", g.Outcome, g.Reasons)
 		Expect(held).To(BeTrue(), "the probe should hold missing-report naming %s on %s; it said %s %v", plan.Feature, name, g.Outcome, g.Reasons)

@@ -13,7 +13,6 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
 )
 
 // StreamingSpecInput is the input of StreamingSpec.
@@ -50,8 +49,7 @@ func StreamingSpec(_ context.Context, inputGetter func() StreamingSpecInput) {
 				if !s.Served {
 					seen = "not served"
 				}
-				framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: o.Node,
-					Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect, Text: s.Detail})
+				framework.RecordCell(cell, o.Node, seen, s.Detail)
 				Expect(s.Served).To(BeTrue(), "%s on node %s (%s): %s", op, o.Node, pool.Name, s.Detail)
 			})
 		}
@@ -70,8 +68,7 @@ func StreamingSpec(_ context.Context, inputGetter func() StreamingSpecInput) {
 				got[s.Op] = s.Route
 			}
 			seen := fixtures.RoutesText(got)
-			framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Feature: cell.Feature, Node: o.Node,
-				Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect, Text: "apiserver_websocket_streaming_requests_total, counted before and after the pod's streams"})
+			framework.RecordCell(cell, o.Node, seen, "apiserver_websocket_streaming_requests_total, counted before and after the pod's streams")
 			Expect(seen).To(Equal(cell.Expect), "how the apiservers recorded routing exec, attach and port-forward to node %s (%s)", o.Node, pool.Name)
 		})
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/probes"
-	"github.com/ndfq/ndfq/report"
 )
 
 // TrustSpecInput is the input of TrustSpec.
@@ -51,8 +50,7 @@ func TrustSpec(_ context.Context, inputGetter func() TrustSpecInput) {
 			res, err := probes.WriteDeclaredDryRun(ctx, cs, target, []string{fixtures.RestartAllContainersOnContainerExits})
 			Expect(err).NotTo(HaveOccurred())
 			seen := fmt.Sprint(res.Code)
-			framework.Record(report.Observation{Kind: string(cell.Kind), Pool: cell.Pool, Node: node.Name, Feature: cell.Feature,
-				Expected: cell.Expect, Seen: seen, OK: seen == cell.Expect, Text: res.Message})
+			framework.RecordCell(cell, node.Name, seen, res.Message)
 			if cell.Expect == claims.Admitted {
 				Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "node %s writing its own status: %d %s", node.Name, res.Code, res.Message)
 				return

@@ -73,6 +73,8 @@ func WriteMatrix(w io.Writer, cells []claims.Cell, seen func(claims.Cell) string
 				out = append(out, "")
 			case c.NotApplicable != "":
 				out = append(out, fmt.Sprintf("n/a [%d]", note("not applicable: "+c.NotApplicable)))
+			case c.Uncovered != "" && c.Accepted != "":
+				out = append(out, fmt.Sprintf("not covered, accepted [%d]", note("not covered, accepted by the topology ("+c.Accepted+"): "+c.Uncovered)))
 			case c.Uncovered != "":
 				out = append(out, fmt.Sprintf("not covered [%d]", note("not covered: "+c.Uncovered)))
 			default:

@@ -42,8 +42,17 @@ type Observation struct {
 // EntryName is the report entry name of observations.
 const EntryName = "ndfq"
 
-// Failure is a failed spec, for the verdict.
-type Failure struct{ Spec, Message string }
+// CellEntryName is the report entry a cell's spec adds when it starts,
+// naming the cell (claims.Key): a spec that fails before it records an
+// observation still says which claim it was about.
+const CellEntryName = "ndfq-cell"
+
+// Failure is a failed spec, for the verdict, with the cells (claims.Key)
+// it was about.
+type Failure struct {
+	Spec, Message string
+	Cells         []string
+}
 
 // Summary is everything report.md says.
 type Summary struct {
@@ -75,15 +84,17 @@ const (
 	INCOMPLETE = verdict.INCOMPLETE
 )
 
-// claimKinds are the observations that state a claim; a finding or a
-// measure records what was seen and holds nothing.
-var claimKinds = map[string]bool{KindDeclaration: true, KindPlacement: true, KindUpdate: true, KindKubelet: true}
+// claims are the observations that state a claim: every kind of the
+// claims table, the per-node declaration and any kind report.md does not
+// know (fail closed); a finding or a measure records what was seen and
+// holds nothing.
+func claim(o Observation) bool { return o.Kind != KindFinding && o.Kind != KindMeasure }
 
 // broken are the claim observations that did not hold.
 func (s Summary) broken() []Observation {
 	var out []Observation
 	for _, o := range s.Observations {
-		if claimKinds[o.Kind] && !o.OK {
+		if claim(o) && !o.OK {
 			out = append(out, o)
 		}
 	}
@@ -184,7 +195,11 @@ func (s Summary) Markdown(w io.Writer) error {
 	if s.Verdict() == HOLD {
 		p("## Why HOLD\n\n")
 		for _, f := range s.Failures {
-			p("- **%s**: %s\n", f.Spec, oneLine(f.Message))
+			cells := ""
+			if len(f.Cells) > 0 {
+				cells = " (cell " + strings.Join(f.Cells, ", ") + ")"
+			}
+			p("- **%s**%s: %s\n", f.Spec, cells, oneLine(f.Message))
 		}
 		for _, o := range s.broken() {
 			p("- %s observation on %s did not hold: expected %s, seen %s\n", o.Kind, located(Observation{Pool: o.Pool, Node: o.Node, Text: nonEmpty(o.Feature, "no feature")}), o.Expected, o.Seen)
@@ -232,6 +247,11 @@ func (s Summary) incompleteReasons() []string {
 	out := slices.Clone(s.Incomplete)
 	if s.Counts.Passed == 0 {
 		out = append([]string{"no spec passed"}, out...)
+	}
+	for _, c := range s.Cells {
+		if c.Uncovered != "" && c.Accepted == "" {
+			out = append(out, fmt.Sprintf("the %s claim on pool %s for %s is not covered (%s), and the topology does not accept that (its acceptUncovered, with a reason)", c.Kind, c.Pool, c.Feature, c.Uncovered))
+		}
 	}
 	missing := s.unobserved()
 	switch {

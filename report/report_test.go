@@ -106,7 +106,7 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 	cells := []claims.Cell{
 		{Kind: claims.Placement, Pool: "a", Feature: "F", Expect: claims.Refused},
 		{Kind: claims.Placement, Pool: "b", Feature: "F", NotApplicable: "kube-apiserver has F off in this topology"},
-		{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe"},
+		{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe", Accepted: "a later minor's"},
 	}
 	s := Summary{Topology: "t", Pools: []string{"a", "b"}, Counts: Counts{Passed: 1, Skipped: 1}, Cells: cells,
 		Skipped: []Failure{{Spec: "rolling back: not applicable", Message: "not applicable: locked on"}}}
@@ -119,7 +119,7 @@ func TestVerdictNeedsEveryCellThatApplies(t *testing.T) {
 	b.Reset()
 	_ = s.Markdown(&b)
 	out := b.String()
-	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered [2] |  |", "1 cells apply, 1 are not applicable here, 1 are not covered", "## Specs that do not apply here or have no probe yet (1, counted as skipped)\n\n- rolling back — not applicable: locked on"} {
+	for _, want := range []string{"— GO", "| placement · F | ✓ refused | n/a [1] |", "[1] not applicable: kube-apiserver has F off in this topology", "| update · G | not covered, accepted [2] |  |", "[2] not covered, accepted by the topology (a later minor's): no probe", "1 cells apply, 1 are not applicable here, 1 are not covered", "## Specs that do not apply here or have no probe yet (1, counted as skipped)\n\n- rolling back — not applicable: locked on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -141,5 +141,50 @@ func TestReportNamesItsRun(t *testing.T) {
 	lines := strings.SplitN(b.String(), "\n", 4)
 	if len(lines) < 3 || lines[2] != "Run ndfq-seed42, started 2026-12-05T21:00:00Z." {
 		t.Errorf("first lines:\n%s", b.String())
+	}
+}
+
+// A failed observation of every kind of the claims table is a "did not
+// hold" line and HOLD, not only the four kinds report.md once knew.
+func TestEveryKindThatFailsHolds(t *testing.T) {
+	for _, row := range claims.Table {
+		s := Summary{Topology: "t", Pools: []string{"a"}, Counts: Counts{Passed: 1},
+			Observations: []Observation{{Kind: string(row.Kind), Pool: "a", Feature: "F", Expected: "want", Seen: "other", OK: false}}}
+		var b strings.Builder
+		_ = s.Markdown(&b)
+		if s.Verdict() != HOLD || !strings.Contains(b.String(), "- "+string(row.Kind)+" observation on [a] F did not hold: expected want, seen other") {
+			t.Errorf("kind %s: verdict %s\n%s", row.Kind, s.Verdict(), b.String())
+		}
+	}
+}
+
+// A not-covered cell makes the run INCOMPLETE unless the topology accepts
+// it with a reason; accepted, it is listed with that reason.
+func TestNotCoveredIsIncompleteUnlessAccepted(t *testing.T) {
+	cell := claims.Cell{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe"}
+	s := Summary{Topology: "t", Pools: []string{"a"}, Counts: Counts{Passed: 1}, Cells: []claims.Cell{cell}}
+	var b strings.Builder
+	_ = s.Markdown(&b)
+	if s.Verdict() != INCOMPLETE || !strings.Contains(b.String(), "the update claim on pool a for G is not covered (no probe), and the topology does not accept that") {
+		t.Errorf("verdict %s\n%s", s.Verdict(), b.String())
+	}
+	s.Cells[0].Accepted = "waits on a 1.38 kubelet"
+	b.Reset()
+	_ = s.Markdown(&b)
+	if s.Verdict() != GO || !strings.Contains(b.String(), "not covered, accepted by the topology (waits on a 1.38 kubelet): no probe") {
+		t.Errorf("accepted: verdict %s\n%s", s.Verdict(), b.String())
+	}
+}
+
+// A failed spec names the cells it was about, and a cell seen only
+// through that failure is named with its kind.
+func TestFailedSpecNamesItsCells(t *testing.T) {
+	cell := claims.Cell{Kind: claims.Trust, Pool: "a", Feature: claims.AnotherNode, Expect: claims.Rejected}
+	s := Summary{Topology: "t", Pools: []string{"a"}, Counts: Counts{Passed: 1, Failed: 1}, Cells: []claims.Cell{cell},
+		Failures: []Failure{{Spec: "trust spec", Message: "timed out", Cells: []string{cell.Key()}}}}
+	var b strings.Builder
+	_ = s.Markdown(&b)
+	if s.Verdict() != HOLD || !strings.Contains(b.String(), "- **trust spec** (cell trust/a/another node's declaredFeatures): timed out") {
+		t.Errorf("verdict %s\n%s", s.Verdict(), b.String())
 	}
 }

@@ -36,6 +36,24 @@ type Topology struct {
 	Description  string       `yaml:"description,omitempty"`
 	ControlPlane ControlPlane `yaml:"controlPlane"`
 	Workers      []Pool       `yaml:"workers"`
+	// AcceptUncovered are the claims the topology has but ndfq cannot ask
+	// here, run without on purpose: each with the reason, which report.md
+	// shows. An uncovered cell not accepted keeps the run from GO.
+	AcceptUncovered []AcceptedCell `yaml:"acceptUncovered,omitempty"`
+}
+
+// AcceptedCell names uncovered cells of the claim matrix by kind, pool
+// ("" for every pool) and feature.
+type AcceptedCell struct {
+	Kind    string `yaml:"kind"`
+	Pool    string `yaml:"pool,omitempty"`
+	Feature string `yaml:"feature"`
+	Reason  string `yaml:"reason"`
+}
+
+// Matches says whether the entry names the cell.
+func (a AcceptedCell) Matches(kind, pool, feature string) bool {
+	return a.Kind == kind && (a.Pool == "" || a.Pool == pool) && a.Feature == feature
 }
 
 // ControlPlane is the control-plane nodes and their components.
@@ -271,6 +289,14 @@ func (t *Topology) Validate() error {
 	}
 	if cp != "" && cpKubelet != "" {
 		p = append(p, checkKubeProxy(cp, t.ControlPlane.KubeProxyVersion)...)
+	}
+	for i, a := range t.AcceptUncovered {
+		for _, f := range [][2]string{{"kind", a.Kind}, {"feature", a.Feature}, {"reason", a.Reason}} {
+			field, v := f[0], f[1]
+			if strings.TrimSpace(v) == "" {
+				add("acceptUncovered[%d].%s: required (an accepted claim names its cells and says why)", i, field)
+			}
+		}
 	}
 	if len(p) > 0 {
 		return &ValidationError{Problems: p}

@@ -124,6 +124,7 @@ func timingCommand() *cobra.Command {
 
 func claimsCommand() *cobra.Command {
 	var topo, k8sVersion, output string
+	var kinds bool
 	cmd := &cobra.Command{
 		Use:   "claims",
 		Short: "Print the claim matrix of a topology without a cluster: every (claim, pool, feature) cell, what it expects, or why it does not apply",
@@ -135,12 +136,23 @@ func claimsCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if kinds {
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "KIND	OBSERVED IN	CLAIM")
+				for _, r := range claims.Table {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Kind, r.Observed, r.Claim)
+				}
+				return tw.Flush()
+			}
 			t, err := topology.LoadWith(topo, k8sVersion)
+			if err == nil {
+				err = claims.CheckAccepted(t)
+			}
 			if err != nil {
 				return err
 			}
 			cells := claims.Matrix(t)
-			out := cmd.OutOrStdout()
 			switch output {
 			case "json":
 				enc := json.NewEncoder(out)
@@ -159,7 +171,13 @@ func claimsCommand() *cobra.Command {
 				}
 			}
 			applies, na, uncovered := claims.Count(cells)
-			fmt.Fprintf(cmd.ErrOrStderr(), "topology %s: %d cells apply, %d not applicable, %d not covered by a probe yet\n", t.Name, applies, na, uncovered)
+			accepted := 0
+			for _, c := range cells {
+				if c.Uncovered != "" && c.Accepted != "" {
+					accepted++
+				}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "topology %s: %d cells apply, %d not applicable, %d not covered by a probe yet (%d of them accepted by the topology)\n", t.Name, applies, na, uncovered, accepted)
 			if err := t.ForSuites(); err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "the matrix is the first control-plane node's apiserver's; the suites do not run it: %v\n", err)
 			}
@@ -169,5 +187,6 @@ func claimsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&topo, "topology", topology.DefaultName, "shipped topology name or file")
 	cmd.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the control-plane version ($KUBERNETES_VERSION)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, markdown or json")
+	cmd.Flags().BoolVar(&kinds, "kinds", false, "list the claim kinds (the claims table): what each claims and how the suites observe it")
 	return cmd
 }

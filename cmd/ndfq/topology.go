@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/topology"
 )
 
@@ -19,6 +20,9 @@ func topologyCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := topology.LoadWith(args[0], k8sVersion)
+			if err == nil {
+				err = claims.CheckAccepted(t)
+			}
 			if err == nil && forSuites {
 				err = t.ForSuites()
 			}

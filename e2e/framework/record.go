@@ -12,8 +12,22 @@ import (
 	"github.com/ndfq/ndfq/report"
 )
 
-// Record keeps one observation for report.md.
+// Record keeps one observation for report.md (findings and measures;
+// a cell's observation is RecordCell's).
 func Record(o report.Observation) { AddReportEntry(report.EntryName, o) }
+
+// AsksCell names the cell the running spec is about (report.md names it
+// if the spec fails before it records what it saw).
+func AsksCell(c claims.Cell) {
+	AddReportEntry(report.CellEntryName, c.Key(), ReportEntryVisibilityNever)
+}
+
+// RecordCell records what was seen of a cell on node, judged as the
+// claims table judges the cell's kind.
+func RecordCell(c claims.Cell, node, seen, text string) {
+	Record(report.Observation{Kind: string(c.Kind), Pool: c.Pool, Feature: c.Feature, Node: node,
+		Expected: c.Expect, Seen: seen, OK: c.Holds(seen), Text: text})
+}
 
 // RecordPlacement records a scheduling decision against its cell ("bound" or "refused").
 func RecordPlacement(c claims.Cell, res probes.Placement) {
@@ -21,19 +35,12 @@ func RecordPlacement(c claims.Cell, res probes.Placement) {
 	if res.Node != "" {
 		seen = claims.Bound
 	}
-	Record(report.Observation{Kind: string(c.Kind), Pool: c.Pool, Feature: c.Feature, Node: res.Node, Expected: c.Expect, Seen: seen, OK: seen == c.Expect,
-		Text: fmt.Sprintf("decided in %s", res.Decision.Round(time.Millisecond))})
+	RecordCell(c, res.Node, seen, fmt.Sprintf("decided in %s", res.Decision.Round(time.Millisecond)))
 }
 
 // RecordUpdate records an update's HTTP answer against its cell.
 func RecordUpdate(c claims.Cell, res probes.UpdateResult) {
-	Record(report.Observation{Kind: string(c.Kind), Pool: c.Pool, Feature: c.Feature, Node: res.Node,
-		Expected: c.Expect, Seen: fmt.Sprint(res.Code), OK: fmt.Sprint(res.Code) == c.Expect})
-}
-
-// RecordKubelet records what a kubelet did with a pod bound to it against its cell.
-func RecordKubelet(c claims.Cell, node, seen string) {
-	Record(report.Observation{Kind: string(c.Kind), Pool: c.Pool, Feature: c.Feature, Node: node, Expected: c.Expect, Seen: seen, OK: seen == c.Expect})
+	RecordCell(c, res.Node, fmt.Sprint(res.Code), "")
 }
 
 // RecordStale records declarations that outlived the kubelet that made them.
