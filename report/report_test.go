@@ -188,3 +188,24 @@ func TestFailedSpecNamesItsCells(t *testing.T) {
 		t.Errorf("verdict %s\n%s", s.Verdict(), b.String())
 	}
 }
+
+// ReadVerdict reads back what Markdown wrote: the verdict and its reasons.
+func TestReadVerdict(t *testing.T) {
+	s := Summary{Topology: "t", Pools: []string{"a"}, Counts: Counts{Passed: 1},
+		Cells: []claims.Cell{{Kind: claims.Update, Pool: "a", Feature: "G", Uncovered: "no probe"}}}
+	p := filepath.Join(t.TempDir(), "report.md")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Markdown(f)
+	_ = f.Close()
+	got, reasons, err := ReadVerdict(p)
+	if err != nil || got != INCOMPLETE || len(reasons) != 1 || !strings.HasPrefix(reasons[0], "the update claim on pool a for G is not covered") {
+		t.Errorf("%s %q %v", got, reasons, err)
+	}
+	_ = os.WriteFile(p, []byte("not a report\n"), 0o644)
+	if _, _, err := ReadVerdict(p); err == nil {
+		t.Error("a file that is not report.md")
+	}
+}

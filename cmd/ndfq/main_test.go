@@ -122,3 +122,27 @@ func TestReportSummaryExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// A green JUnit with a report.md that is not GO fails CI, saying why
+// before the count, which stays the last line.
+func TestReportSummaryAsksReportMD(t *testing.T) {
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "junit.xml")
+	_ = os.WriteFile(junit, []byte(`<testsuites><testsuite><testcase name="[It] a" status="passed"></testcase></testsuite></testsuites>`), 0o644)
+	for body, want := range map[string]int{
+		"# ndfq report: skew-1.37 — GO\n": exitOK,
+		"# ndfq report: skew-1.37 — INCOMPLETE\n\n## Not every claim was asked\n\n- no observation of the placement claim on pool a for F (expected refused)\n": exitIncomplete,
+		"# ndfq report: skew-1.37 — HOLD\n\n## Why HOLD\n\n- trust observation on [a] F did not hold: expected 403, seen 200\n\n## Pools\n":                     exitVerdict,
+	} {
+		md := filepath.Join(dir, "report.md")
+		_ = os.WriteFile(md, []byte(body), 0o644)
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"report", "summary", "--junit", junit, "--report", md}, &out, &errOut); code != want {
+			t.Errorf("exit %d, want %d: %s%s", code, want, out.String(), errOut.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if lines[len(lines)-1] != "e2e: 1 passed, 0 failed, 0 skipped" || (want != exitOK && !strings.Contains(out.String(), "did not hold") && !strings.Contains(out.String(), "no observation")) {
+			t.Errorf("output:\n%s", out.String())
+		}
+	}
+}

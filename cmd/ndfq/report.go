@@ -12,10 +12,11 @@ import (
 	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/report"
+	"github.com/ndfq/ndfq/verdict"
 )
 
 func reportCommand() *cobra.Command {
-	var junit, label string
+	var junit, label, reportMD string
 	var shown, logLines int
 	summary := &cobra.Command{
 		Use:   "summary",
@@ -46,11 +47,30 @@ func reportCommand() *cobra.Command {
 					fmt.Fprintf(out, "  | %s\n", clip(l, 240))
 				}
 			}
+			// A green JUnit is not a GO: report.md also asks the claim
+			// matrix (a cell not observed, one not covered).
+			var outcome verdict.Outcome
+			if reportMD != "" {
+				var reasons []string
+				if outcome, reasons, err = report.ReadVerdict(reportMD); err != nil {
+					return err
+				}
+				if outcome != verdict.GO {
+					fmt.Fprintf(out, "report.md says %s:\n", outcome)
+					for i, r := range reasons {
+						if i == shown {
+							fmt.Fprintf(out, "  (%d more: see %s)\n", len(reasons)-shown, reportMD)
+							break
+						}
+						fmt.Fprintf(out, "  %s\n", clip(r, 240))
+					}
+				}
+			}
 			fmt.Fprintf(out, "%s: %s\n", label, j.Counts)
 			switch {
-			case j.Failed > 0:
+			case j.Failed > 0 || outcome == verdict.HOLD:
 				return errSilentFailure
-			case j.Passed == 0:
+			case j.Passed == 0 || outcome == verdict.INCOMPLETE:
 				return errIncomplete
 			}
 			return nil
@@ -58,6 +78,7 @@ func reportCommand() *cobra.Command {
 	}
 	summary.Flags().StringVar(&junit, "junit", "_artifacts/junit.xml", "Ginkgo JUnit report")
 	summary.Flags().StringVar(&label, "label", "e2e", "word before the count")
+	summary.Flags().StringVar(&reportMD, "report", "", "the suites' report.md: a verdict that is not GO prints its reasons and fails too (1 for HOLD, 3 for INCOMPLETE)")
 	summary.Flags().IntVar(&shown, "failures", 3, "failed specs to explain before the count")
 	summary.Flags().IntVar(&logLines, "log-lines", 6, "lines of each failed spec's timeline before its failure")
 	return group("report", "Summaries of suite results, and the claims a topology makes", summary, claimsCommand(), timingCommand())
