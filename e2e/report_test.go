@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ndfq/ndfq/claims"
+	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/report"
 )
 
@@ -34,7 +35,8 @@ func cellsOf(sr types.SpecReport) []string {
 // The report is written from every process's entries once the suite ends.
 var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{RunID: fmt.Sprintf("%s-seed%d", r.SuiteDescription, r.SuiteConfig.RandomSeed), Started: r.StartTime,
-		Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology)}
+		Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology),
+		Overrides: wait.Overrides()}
 	var extra []string
 	for _, x := range suiteTopology.ControlPlane.ExtraSchedulers {
 		if x.IgnoresDeclarations {

@@ -74,6 +74,8 @@ type Summary struct {
 	// Cells is the topology's claim matrix: a cell that applies and has no
 	// observation makes the run INCOMPLETE; the others are listed with why.
 	Cells []claims.Cell
+	// Overrides are the NDFQ_INTERVAL_* variables the run was made with.
+	Overrides []string
 }
 
 // A suite run's outcome is the probe's word (verdict.Outcome): INCOMPLETE
@@ -192,6 +194,11 @@ func (s Summary) Markdown(w io.Writer) error {
 	p("# ndfq report: %s — %s\n\n", s.Topology, s.Verdict())
 	p("Run %s, started %s.\n\n", nonEmpty(s.RunID, "unnamed"), s.Started.UTC().Format(time.RFC3339))
 	p("Control plane %s. Specs: %s.\n\n", s.ControlPlane, s.Counts)
+	if len(s.Overrides) > 0 {
+		p("Waits and windows overridden (internal/wait/intervals.yaml's otherwise): %s.\n\n", strings.Join(s.Overrides, ", "))
+	} else {
+		p("Waits and windows: intervals.yaml's, none overridden.\n\n")
+	}
 	if s.Verdict() == HOLD {
 		p("## Why HOLD\n\n")
 		for _, f := range s.Failures {

@@ -209,3 +209,19 @@ func TestReadVerdict(t *testing.T) {
 		t.Error("a file that is not report.md")
 	}
 }
+
+// report.md's header says whether any wait or window was overridden.
+func TestReportListsOverrides(t *testing.T) {
+	s := Summary{Topology: "t", Counts: Counts{Passed: 1}}
+	var b strings.Builder
+	_ = s.Markdown(&b)
+	if !strings.Contains(b.String(), "Waits and windows: intervals.yaml's, none overridden.") {
+		t.Errorf("%s", b.String())
+	}
+	s.Overrides = []string{"NDFQ_INTERVAL_WAIT_QUEUEING_BIND=45s,2s"}
+	b.Reset()
+	_ = s.Markdown(&b)
+	if !strings.Contains(b.String(), "overridden (internal/wait/intervals.yaml's otherwise): NDFQ_INTERVAL_WAIT_QUEUEING_BIND=45s,2s.") {
+		t.Errorf("%s", b.String())
+	}
+}

@@ -66,7 +66,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: displayName}
 	root.SilenceUsage, root.SilenceErrors = true, true
 	// Every NDFQ_INTERVAL_* override is checked before anything starts.
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return wait.CheckOverrides() }
+	// `version` waits for nothing: it answers whatever the environment says.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Name() == "version" {
+			return nil
+		}
+		return wait.CheckOverrides()
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -91,8 +91,12 @@ func TestExitCodes(t *testing.T) {
 func TestIntervalOverridesAreCheckedFirst(t *testing.T) {
 	t.Setenv("NDFQ_INTERVAL_WAIT_NODS", "10m,5s")
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"version"}, &out, &errOut); code != exitError || !strings.Contains(errOut.String(), "NDFQ_INTERVAL_WAIT_NODS names no interval") {
+	if code := run(context.Background(), []string{"topology", "validate", "skew-1.37"}, &out, &errOut); code != exitError || !strings.Contains(errOut.String(), "NDFQ_INTERVAL_WAIT_NODS names no interval") {
 		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+	// version waits for nothing: it answers whatever the environment says.
+	if code := run(context.Background(), []string{"version"}, &out, &errOut); code != exitOK {
+		t.Errorf("version: exit %d: %s", code, errOut.String())
 	}
 }
 

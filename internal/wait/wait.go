@@ -65,17 +65,28 @@ var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunnin
 //go:embed intervals.yaml
 var intervalsYAML []byte
 
-// Interval is a wait's timeout and poll period.
-type Interval struct{ Timeout, Every time.Duration }
+// Interval is a wait's timeout and poll period. A window that defines a
+// claim (how long something must not happen, or the most time it may
+// take) also has a floor and a ceiling, Min and Max, that an override
+// must stay within: outside them the claim would say something else.
+type Interval struct{ Timeout, Every, Min, Max time.Duration }
+
+// entry is an intervals.yaml entry: [timeout, interval], or for a claim's
+// window {window: [timeout, interval], min: D, max: D}.
+type entry struct {
+	Window []string `yaml:"window"`
+	Min    string   `yaml:"min"`
+	Max    string   `yaml:"max"`
+}
 
 var intervals = func() map[Name]Interval {
-	raw := map[Name][]string{}
+	raw := map[Name]yaml.Node{}
 	if err := yaml.Unmarshal(intervalsYAML, &raw); err != nil {
 		panic("wait: intervals.yaml: " + err.Error())
 	}
 	out := map[Name]Interval{}
-	for name, pair := range raw {
-		iv, err := parsePair(pair)
+	for name, node := range raw {
+		iv, err := parseEntry(&node)
 		if err != nil {
 			panic(fmt.Sprintf("wait: intervals.yaml %s: %v", name, err))
 		}
@@ -83,6 +94,38 @@ var intervals = func() map[Name]Interval {
 	}
 	return out
 }()
+
+func parseEntry(node *yaml.Node) (Interval, error) {
+	var e entry
+	if node.Kind == yaml.SequenceNode {
+		if err := node.Decode(&e.Window); err != nil {
+			return Interval{}, err
+		}
+		return parsePair(e.Window)
+	}
+	if err := node.Decode(&e); err != nil {
+		return Interval{}, err
+	}
+	iv, err := parsePair(e.Window)
+	if err != nil {
+		return Interval{}, err
+	}
+	if iv.Min, err = time.ParseDuration(e.Min); err != nil {
+		return Interval{}, fmt.Errorf("min: %w", err)
+	}
+	if iv.Max, err = time.ParseDuration(e.Max); err != nil {
+		return Interval{}, fmt.Errorf("max: %w", err)
+	}
+	if !iv.within(iv.Timeout) {
+		return Interval{}, fmt.Errorf("window %s is not between min %s and max %s", iv.Timeout, iv.Min, iv.Max)
+	}
+	return iv, nil
+}
+
+// within says whether a window of d keeps the claim it defines.
+func (iv Interval) within(d time.Duration) bool {
+	return iv.Max == 0 || (d >= iv.Min && d <= iv.Max)
+}
 
 func parsePair(pair []string) (Interval, error) {
 	if len(pair) != 2 {
@@ -121,6 +164,10 @@ func Get(name Name) (Interval, error) {
 		if err != nil {
 			return Interval{}, fmt.Errorf("%s=%q: %w (e.g. %s=10m,5s)", EnvVar(name), v, err, EnvVar(name))
 		}
+		if !iv.within(o.Timeout) {
+			return Interval{}, fmt.Errorf("%s=%q: %s defines a claim: its window must be between %s and %s (intervals.yaml)", EnvVar(name), v, name, iv.Min, iv.Max)
+		}
+		o.Min, o.Max = iv.Min, iv.Max
 		return o, nil
 	}
 	return iv, nil
@@ -148,7 +195,7 @@ func CheckOverrides() error {
 		}
 		i := slices.IndexFunc(Names, func(n Name) bool { return EnvVar(n) == k })
 		if i < 0 {
-			problems = append(problems, fmt.Sprintf("%s names no interval (known: %s)", k, known()))
+			problems = append(problems, fmt.Sprintf("%s names no interval (known: %s)", k, knownVars()))
 			continue
 		}
 		if _, err := Get(Names[i]); err != nil {
@@ -160,6 +207,28 @@ func CheckOverrides() error {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// Overrides are the NDFQ_INTERVAL_* variables set, as NAME=VALUE, sorted:
+// a report says which waits and windows were not intervals.yaml's.
+func Overrides() []string {
+	var out []string
+	for _, n := range Names {
+		if v := os.Getenv(EnvVar(n)); v != "" {
+			out = append(out, EnvVar(n)+"="+v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// knownVars lists the variables as they are set.
+func knownVars() string {
+	var s []string
+	for _, n := range Names {
+		s = append(s, EnvVar(n))
+	}
+	return strings.Join(s, ", ")
 }
 
 func known() string {

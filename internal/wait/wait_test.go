@@ -75,3 +75,34 @@ func TestUntilIsBoundedAndSaysWhy(t *testing.T) {
 		t.Errorf("done at once: %v", err)
 	}
 }
+
+// A window that defines a claim may be overridden only within its floor
+// and ceiling: wait-queueing-bind=6m would let a scheduler that never
+// requeues pass (its unschedulable pods are flushed after 5m).
+func TestClaimWindowsAreBounded(t *testing.T) {
+	for _, name := range []Name{QueueingBind, RuntimeStale, RuleWindow, ForgeryWindow, QueueingNudge} {
+		iv := MustGet(name)
+		if iv.Min <= 0 || iv.Max < iv.Min || iv.Timeout < iv.Min || iv.Timeout > iv.Max {
+			t.Errorf("%s: %+v has no floor and ceiling around its window", name, iv)
+		}
+	}
+	t.Setenv(EnvVar(QueueingBind), "6m,2s")
+	if err := CheckOverrides(); err == nil || !strings.Contains(err.Error(), "NDFQ_INTERVAL_WAIT_QUEUEING_BIND=\"6m,2s\": wait-queueing-bind defines a claim: its window must be between") {
+		t.Errorf("a window past its ceiling: %v", err)
+	}
+	t.Setenv(EnvVar(QueueingBind), "45s,2s")
+	if err := CheckOverrides(); err != nil {
+		t.Errorf("within bounds: %v", err)
+	}
+	if got := Overrides(); !slices.Equal(got, []string{"NDFQ_INTERVAL_WAIT_QUEUEING_BIND=45s,2s"}) {
+		t.Errorf("overrides: %v", got)
+	}
+}
+
+// The error lists the variables in the spelling they are set with.
+func TestUnknownVariableNamesTheSpellings(t *testing.T) {
+	t.Setenv("NDFQ_INTERVAL_WAIT_PODS_RUN", "1m,1s")
+	if err := CheckOverrides(); err == nil || !strings.Contains(err.Error(), "known: NDFQ_INTERVAL_DEFAULT, ") || !strings.Contains(err.Error(), "NDFQ_INTERVAL_WAIT_POD_RUNNING") {
+		t.Errorf("%v", err)
+	}
+}
