@@ -16,13 +16,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/wait"
 )
 
 // ExerciseRule tells a restarted sibling (honoured) from one left alone
 // for the whole window (ignored), once main has exited with the code; "left
 // alone" needs the sibling seen running and the kubelet's Lease renewed.
 func TestExerciseRule(t *testing.T) {
-	t.Setenv("NDFQ_INTERVAL_WATCH_RESTART_RULE", "1s,50ms")
+	wait.ForTest(t, wait.RuleWindow, wait.Interval{Timeout: time.Second, Every: 50 * time.Millisecond})
 	pod := func(siblingID string, restarts int32) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: "n1"},
 			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{

@@ -7,6 +7,7 @@ package topology
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +17,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/ndfq/ndfq/clusters"
 	"github.com/ndfq/ndfq/fixtures"
+	"github.com/ndfq/ndfq/internal/gotool"
 	"github.com/ndfq/ndfq/internal/kubeversion"
 )
 
@@ -234,6 +237,8 @@ func (t *Topology) Validate() error {
 	if err == nil {
 		if err := fixtures.KnownMinor(cpMinor); err != nil {
 			add("controlPlane.version %s: %v", t.ControlPlane.Version, err)
+		} else if problem := checkRelease("controlPlane.version", cp); problem != "" {
+			add("%s", problem)
 		}
 	}
 	if c := t.ControlPlane.Count; c < 0 || c > maxControlPlaneNodes {
@@ -348,7 +353,42 @@ func knownVersion(field, value string) (kubeversion.Version, string) {
 	if err := fixtures.KnownMinor(v.Minor()); err != nil {
 		return "", fmt.Sprintf("%s %s: %v", field, value, err)
 	}
+	if problem := checkRelease(field, v); problem != "" {
+		return "", problem
+	}
 	return v, ""
+}
+
+// checkRelease refuses a release that does not exist: fixtures' list, or
+// with --allow-unlisted the module proxy, says which do.
+func checkRelease(field string, v kubeversion.Version) string {
+	err := fixtures.KnownRelease(strings.TrimPrefix(string(v), "v"))
+	switch {
+	case err == nil:
+		return ""
+	case !AllowUnlisted():
+		return fmt.Sprintf("%s: %v", field, err)
+	}
+	if err := served(v); err != nil {
+		return fmt.Sprintf("%s %s (--allow-unlisted): %v", field, v, err)
+	}
+	return ""
+}
+
+// AllowUnlisted says the user vouches for releases fixtures do not list
+// (--allow-unlisted sets NDFQ_ALLOW_UNLISTED=true for every command a run
+// makes); each is then looked up on the module proxy.
+func AllowUnlisted() bool { return os.Getenv("NDFQ_ALLOW_UNLISTED") == "true" }
+
+// served asks the module proxy whether k8s.io/kubernetes has the release:
+// the node images are built from it.
+func served(v kubeversion.Version) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := gotool.Run(ctx, os.TempDir(), nil, "list", "-m", "-json", "k8s.io/kubernetes@"+string(v)); err != nil {
+		return fmt.Errorf("the module proxy has no k8s.io/kubernetes %s: %w", v, err)
+	}
+	return nil
 }
 
 // DeploysKubeProxy says whether ndfq deploys kube-proxy itself, and which

@@ -309,3 +309,16 @@ func TestNextRunsAVariantControlPlane(t *testing.T) {
 		t.Errorf("a control plane of the kubelet's own version is no variant")
 	}
 }
+
+// A release that does not exist is refused naming the field, before
+// anything is provisioned; a pool's too.
+func TestUnknownReleaseIsRefused(t *testing.T) {
+	for _, y := range []string{
+		"name: t\ncontrolPlane: {version: 1.37.99}\nworkers: [{name: a, count: 1, version: 1.37.2}]\n",
+		"name: t\ncontrolPlane: {version: 1.37.2}\nworkers: [{name: a, count: 1, version: 1.37.99}]\n",
+	} {
+		if _, err := Parse("t.yaml", []byte(y)); err == nil || !strings.Contains(err.Error(), "1.37.99 is not a Kubernetes release ndfq knows") {
+			t.Errorf("%s: %v", y, err)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
@@ -67,7 +68,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SilenceUsage, root.SilenceErrors = true, true
 	// Every NDFQ_INTERVAL_* override is checked before anything starts.
 	// `version` waits for nothing: it answers whatever the environment says.
+	var allowUnlisted bool
+	root.PersistentFlags().BoolVar(&allowUnlisted, "allow-unlisted", topology.AllowUnlisted(), "accept a Kubernetes release fixtures do not list once the module proxy serves it ($NDFQ_ALLOW_UNLISTED=true)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if allowUnlisted {
+			// Topologies are loaded by this process and by those it starts.
+			if err := os.Setenv("NDFQ_ALLOW_UNLISTED", "true"); err != nil {
+				return err
+			}
+		}
 		if cmd.Name() == "version" {
 			return nil
 		}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -152,9 +154,23 @@ func EnvVar(name Name) string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(string(name), "-", "_"))
 }
 
+// ForTest sets a named interval for one test, past any floor: a unit
+// test's fake cluster answers in milliseconds, which a real claim's
+// window never may.
+func ForTest(tb testing.TB, name Name, iv Interval) {
+	tb.Helper()
+	testIntervals.Store(name, iv)
+	tb.Cleanup(func() { testIntervals.Delete(name) })
+}
+
+var testIntervals sync.Map
+
 // Get is the named interval, overridden by its NDFQ_INTERVAL_<NAME>. An
 // unknown name or a malformed override is an error, never a silent default.
 func Get(name Name) (Interval, error) {
+	if iv, ok := testIntervals.Load(name); ok {
+		return iv.(Interval), nil
+	}
 	iv, ok := intervals[name]
 	if !ok {
 		return Interval{}, fmt.Errorf("no interval %q in intervals.yaml (known: %s)", name, known())
