@@ -115,7 +115,7 @@ func subresourceEdges(t *topology.Topology, cells []claims.Cell, env func() *fra
 		passIt(cell, claim, updateOrder, env, framework.ObserveEphemeral(lacking), func(ctx SpecContext, o framework.Observation) {
 			res := *o.Update
 			framework.RecordUpdate(cell, res)
-			Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "ephemeral container on %s (%s): %s", res.Node, lacking.Name, res.Message)
+			Expect(res.Answer()).To(Equal(cell.Expect), "ephemeral container on %s (%s): %s", res.Node, lacking.Name, res.Message)
 			Expect(o.Kubelet).NotTo(BeNil(), "what the kubelet of %s did: %s", res.Node, o.Err)
 			want := fixtures.Ignored
 			if declares {

@@ -218,20 +218,19 @@ func (w *forgeryWave) run(ctx SpecContext, e *framework.Env) {
 		renewed[p.Name] = e.LeaseRenewed(ctx, node)
 		w.seen[p.Name] = w.forged
 	}
-	window := wait.MustGet(wait.ForgeryWindow)
-	deadline := time.Now().Add(window.Timeout)
-	for time.Now().Before(deadline) {
+	_, err := wait.Watch(ctx, wait.ForgeryWindow, "the forged nodes' declarations", func(ctx context.Context) error {
 		for _, p := range w.pools {
-			if got := e.DeclaredOf(ctx, w.nodes[p.Name]); !slices.Equal(got, w.forged) {
+			n, err := e.Clientset.CoreV1().Nodes().Get(ctx, w.nodes[p.Name], metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := n.Status.DeclaredFeatures; !slices.Equal(got, w.forged) {
 				w.seen[p.Name] = got
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(window.Every):
-		}
-	}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
 	for _, p := range w.pools {
 		w.renewed[p.Name] = e.LeaseRenewed(ctx, w.nodes[p.Name]).After(renewed[p.Name])
 	}

@@ -85,17 +85,22 @@ func (d *dropWave) requeue(ctx SpecContext, e *framework.Env) {
 	DeferCleanup(func(ctx SpecContext) { d.nudge(ctx, e, nil) })
 	d.nudge(ctx, e, ptr.To(time.Now().Format("150405")))
 	window := wait.MustGet(wait.QueueingNudge)
-	_ = wait.Until(ctx, wait.QueueingNudge, "the waiting pods, unbound after the nudge", func(ctx context.Context) (bool, string, error) {
+	reads, err := wait.Watch(ctx, wait.QueueingNudge, "the waiting pods after the nudge", func(ctx context.Context) error {
 		for _, q := range d.queued {
-			if pod, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, q.pod, metav1.GetOptions{}); err == nil && q.nudgedTo == "" {
+			pod, err := e.Clientset.CoreV1().Pods(ns).Get(ctx, q.pod, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if q.nudgedTo == "" {
 				q.nudgedTo = pod.Spec.NodeName
 			}
 		}
-		return false, "the window is watched to its end", nil
+		return nil
 	})
-	By(fmt.Sprintf("watched %s; restoring every subject's kubelet, so each node declares %s again", window.Timeout, restartAll))
+	Expect(err).NotTo(HaveOccurred())
+	By(fmt.Sprintf("watched %s (%d reads of every waiting pod); restoring every subject's kubelet, so each node declares %s again", window.Timeout, reads, restartAll))
 	d.startRestore(ctx)
-	err := wait.Until(ctx, wait.KubeletSync, "waiting pods bound once their nodes declare "+restartAll, func(ctx context.Context) (bool, string, error) {
+	err = wait.Until(ctx, wait.KubeletSync, "waiting pods bound once their nodes declare "+restartAll, func(ctx context.Context) (bool, string, error) {
 		var pending []string
 		for pool, q := range d.queued {
 			now := time.Now()

@@ -52,9 +52,9 @@ func ResourceSliceSpec(_ context.Context, inputGetter func() ResourceSliceSpecIn
 					By(fmt.Sprintf("a dry-run create of ResourceSlice %s for node %s", name, n.Name))
 					res, err := probes.CreateSliceDryRun(ctx, e.Clientset, fixtures.ResourceSliceFor(name, n.Name, allocatable))
 					Expect(err).NotTo(HaveOccurred())
-					seen = append(seen, fmt.Sprint(res.Code))
-					framework.RecordCell(cell, n.Name, fmt.Sprint(res.Code), res.Message)
-					Expect(fmt.Sprint(res.Code)).To(Equal(cell.Expect), "ResourceSlice %s for node %s (%s): %s", name, n.Name, pool.Name, res.Message)
+					seen = append(seen, res.Answer())
+					framework.RecordCell(cell, n.Name, res.Answer(), res.Message)
+					Expect(res.Answer()).To(Equal(cell.Expect), "ResourceSlice %s for node %s (%s): %s", name, n.Name, pool.Name, res.Message)
 					if cell.Expect == claims.Rejected {
 						Expect(res.Message).To(Equal(fixtures.SliceRejection(name, n.Name)))
 					}
@@ -81,8 +81,8 @@ func sliceEdges(cells []claims.Cell, env func() *framework.Env) {
 		claimIt(cell, text, func(ctx SpecContext) {
 			res, err := probes.CreateSliceDryRun(ctx, env().Clientset, fixtures.ResourceSliceFor(name, node, true))
 			Expect(err).NotTo(HaveOccurred())
-			framework.RecordCell(cell, node, fmt.Sprint(res.Code), res.Message)
-			Expect(fmt.Sprint(res.Code)).To(Equal(cell.Expect), "ResourceSlice %s: %s", name, res.Message)
+			framework.RecordCell(cell, node, res.Answer(), res.Message)
+			Expect(res.Answer()).To(Equal(cell.Expect), "ResourceSlice %s: %s", name, res.Message)
 			if node != "" {
 				Expect(res.Message).To(Equal(fixtures.SliceNodeNotFound(name, node)))
 				return

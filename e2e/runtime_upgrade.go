@@ -70,17 +70,18 @@ func RuntimeUpgradeSpec(_ context.Context, inputGetter func() RuntimeUpgradeSpec
 
 		By(fmt.Sprintf("watching %s's declarations for %s while its kubelet runs on %s", name, wait.MustGet(wait.RuntimeStale).Timeout, plan.To.Version))
 		var changed []string
-		// No assertion inside the poll: its last Get may meet the window's own deadline.
-		_ = wait.Until(ctx, wait.RuntimeStale, name+"'s declarations, unchanged", func(ctx context.Context) (bool, string, error) {
+		// No assertion inside the window: its last Get may meet the window's own end.
+		_, err = wait.Watch(ctx, wait.RuntimeStale, name+"'s declarations", func(ctx context.Context) error {
 			n, err := e.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
-				return false, err.Error(), nil
+				return err
 			}
 			if got := framework.SortedCopy(n.Status.DeclaredFeatures); changed == nil && !slices.Equal(got, before) {
 				changed = got
 			}
-			return false, "the window is watched to its end", nil
+			return nil
 		})
+		Expect(err).NotTo(HaveOccurred())
 		code, g := e.ProbeVerdictOn(ctx, []string{subject.Name})
 		held := g.Holds(verdict.MissingReport, subject.Name, name) && slices.ContainsFunc(g.Reasons, func(r verdict.Reason) bool {
 			return r.Condition == verdict.MissingReport && strings.Contains(r.Detail, plan.Feature)

@@ -150,10 +150,22 @@ type UpdateResult struct {
 	Node    string
 	Code    int32 // HTTP status, 200 when admitted
 	Message string
+	// Dropped is a field the write carried that the admitted object lacks:
+	// the apiserver dropped it (its gate off), so admission judged nothing.
+	Dropped string
 }
 
 // Admitted is true for a 2xx answer.
 func (u UpdateResult) Admitted() bool { return u.Code >= 200 && u.Code < 300 }
+
+// Answer is the answer in a cell's words: the code, or "201 with X
+// dropped" where the field that needs the feature did not survive.
+func (u UpdateResult) Answer() string {
+	if u.Dropped != "" {
+		return fmt.Sprintf("%d with %s dropped", u.Code, u.Dropped)
+	}
+	return fmt.Sprint(u.Code)
+}
 
 // Update sends a strategic merge patch to the pod (or its subresource) and
 // keeps the HTTP status and message instead of failing on a refusal.

@@ -20,9 +20,12 @@ func CreateSliceDryRun(ctx context.Context, cs kubernetes.Interface, slice *reso
 	if slice.Spec.NodeName != nil {
 		res.Node = *slice.Spec.NodeName
 	}
-	_, err := cs.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	created, err := cs.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil {
 		res.Code = 201
+		if fixtures.MapsNodeAllocatable(slice) && !fixtures.MapsNodeAllocatable(created) {
+			res.Dropped = "nodeAllocatableResources"
+		}
 		return res, nil
 	}
 	if answered(err, &res) {
@@ -82,7 +85,7 @@ func (p *prober) sliceWrites(ctx context.Context, pool, node string) ([]PoolUpda
 		if err != nil {
 			return nil, err
 		}
-		u := PoolUpdate{Pool: pool, Kind: SliceKind, Pod: name, Node: node, Feature: feature, Declares: p.declares(feature, node), Code: res.Code, Message: res.Message}
+		u := PoolUpdate{Pool: pool, Kind: SliceKind, Pod: name, Node: node, Feature: feature, Declares: p.declares(feature, node), Code: res.Code, Message: res.Message, Dropped: res.Dropped}
 		if len(by) > 0 {
 			u.ByAPIServer = by
 		}

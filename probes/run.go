@@ -93,6 +93,8 @@ type PoolUpdate struct {
 	Declares bool   `json:"declares"`
 	Code     int32  `json:"code"`
 	Message  string `json:"message,omitempty"`
+	// Dropped is the field the admitted object lost (UpdateResult.Dropped).
+	Dropped string `json:"dropped,omitempty"`
 	// ByAPIServer is each apiserver's answer to the same update as a
 	// server-side dry run, where the cluster lists several: through one
 	// address, which one answered is chance.

@@ -417,13 +417,14 @@ func checkUpdates(e *evaluation) {
 	lacking := 0
 	for _, u := range e.run.Updates {
 		pool, feature := u.Pool, nonEmpty(u.Feature, "nothing")
-		admitted := u.Code >= 200 && u.Code < 300
+		// A write admitted without the field that needs the feature was not judged.
+		admitted := u.Code >= 200 && u.Code < 300 && u.Dropped == ""
 		if !u.Declares {
 			lacking++
 		}
 		switch {
 		case u.Declares && !admitted:
-			e.hold(UnexpectedUpdateRejection, pool, "", "an update needing %q was answered %d: %s", feature, u.Code, u.Message)
+			e.hold(UnexpectedUpdateRejection, pool, "", "an update needing %q was answered %d%s: %s", feature, u.Code, droppedText(u.Dropped), u.Message)
 		case !u.Declares && admitted:
 			e.hold(UnexpectedUpdateAdmission, pool, u.Node, "an update needing %s was admitted for a node that does not declare it", u.Feature)
 		case !u.Declares && validatorWords(u.Code, u.Message, u):
@@ -605,4 +606,11 @@ func checkIntent(e *evaluation) {
 		return
 	}
 	e.policy.Intent.check(e)
+}
+
+func droppedText(field string) string {
+	if field == "" {
+		return ""
+	}
+	return ", but the apiserver dropped its " + field + " (nothing was judged)"
 }

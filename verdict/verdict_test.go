@@ -101,6 +101,9 @@ func TestStopConditions(t *testing.T) {
 		"unexpected-update-admission [b/b1]: an update needing DRANodeAllocatableResources was admitted": func(r *probes.Run) {
 			r.Updates = append(r.Updates, probes.PoolUpdate{Pool: "b", Kind: probes.SliceKind, Pod: "ndfq-x-rs-b-1", Node: "b1", Feature: "DRANodeAllocatableResources", Code: 201})
 		},
+		"unexpected-update-rejection [a]: an update needing \"DRANodeAllocatableResources\" was answered 201, but the apiserver dropped its nodeAllocatableResources (nothing was judged)": func(r *probes.Run) {
+			r.Updates = append(r.Updates, probes.PoolUpdate{Pool: "a", Kind: probes.SliceKind, Pod: "ndfq-x-rs-a-1", Node: "a1", Feature: "DRANodeAllocatableResources", Declares: true, Code: 201, Dropped: "nodeAllocatableResources"})
+		},
 		"unexpected-refusal [a]: scheduler other refused": func(r *probes.Run) {
 			r.Placements = append(r.Placements, probes.PoolProbe{Pool: "a", Scheduler: "other", Feature: "X", Declares: true, Message: "no"})
 		},

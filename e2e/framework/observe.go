@@ -353,6 +353,16 @@ func ObserveEphemeral(pool topology.Pool) ObserveFunc {
 		if err != nil || !res.Admitted() {
 			return o
 		}
+		// An admitted update is the validator's skip only if the field survived.
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			o.Err = err.Error()
+			return o
+		}
+		if !fixtures.EphemeralKeptOptions(p) {
+			res.Dropped = "bindMountOptions"
+			return o
+		}
 		err = wait.Until(ctx, wait.PodRunning, "ephemeral container of pod "+name+" to report its mount", func(ctx context.Context) (bool, string, error) {
 			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {

@@ -40,7 +40,7 @@ func RecordPlacement(c claims.Cell, res probes.Placement) {
 
 // RecordUpdate records an update's HTTP answer against its cell.
 func RecordUpdate(c claims.Cell, res probes.UpdateResult) {
-	RecordCell(c, res.Node, fmt.Sprint(res.Code), "")
+	RecordCell(c, res.Node, res.Answer(), "")
 }
 
 // RecordStale records declarations that outlived the kubelet that made them.

@@ -288,3 +288,35 @@ func Until(ctx context.Context, name Name, what string, cond func(ctx context.Co
 	}
 	return nil
 }
+
+// Watch reads, every interval for the whole of the named window, what must
+// not change in it (read records what it saw). It returns how many reads
+// succeeded; a window with none is no evidence either way, so an error.
+// A read cut by the window's own end is its end, not a failure to look.
+func Watch(ctx context.Context, name Name, what string, read func(ctx context.Context) error) (reads int, err error) {
+	iv, err := Get(name)
+	if err != nil {
+		return 0, fmt.Errorf("watching %s: %w", what, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, iv.Timeout)
+	defer cancel()
+	var last error
+	for {
+		if err := read(wctx); err == nil {
+			reads++
+		} else if wctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return reads, fmt.Errorf("watching %s: %w", what, context.Cause(ctx))
+			}
+			if reads == 0 {
+				return 0, fmt.Errorf("%s: not read once during the %s window (%s), so no evidence either way; last error: %w", what, iv.Timeout, name, last)
+			}
+			return reads, nil
+		case <-time.After(iv.Every):
+		}
+	}
+}

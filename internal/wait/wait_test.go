@@ -106,3 +106,18 @@ func TestUnknownVariableNamesTheSpellings(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A window watched for something that must not happen counts the reads
+// that succeeded, and one with none is no evidence: an error.
+func TestWatchCountsReads(t *testing.T) {
+	ForTest(t, QueueingNudge, Interval{Timeout: 200 * time.Millisecond, Every: 20 * time.Millisecond})
+	reads, err := Watch(context.Background(), QueueingNudge, "the pods", func(context.Context) error { return nil })
+	if err != nil || reads < 3 {
+		t.Errorf("reads %d: %v", reads, err)
+	}
+	boom := errors.New("connection refused")
+	reads, err = Watch(context.Background(), QueueingNudge, "the pods", func(context.Context) error { return boom })
+	if reads != 0 || err == nil || !strings.Contains(err.Error(), "the pods: not read once during the 200ms window (watch-queueing-nudge), so no evidence either way; last error: connection refused") {
+		t.Errorf("reads %d: %v", reads, err)
+	}
+}
