@@ -10,6 +10,7 @@ import (
 var Table = []Row{
 	declaresRow, pathRow, trustRow, streamingRow, resourceSliceRow, nodeOperationsRow,
 	placementRow, preemptionRow, updateRow, kubeletAdmissionRow, queueingRow, runtimeUpgradeRow,
+	controlPlaneGateRow,
 }
 
 // Row is one claim kind: what its cells say, the cells it yields for a

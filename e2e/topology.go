@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
@@ -72,22 +73,24 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 		})
 	}
 
+	cells := claims.Matrix(t)
 	for _, c := range []struct {
-		name   string
-		intent fixtures.Component
-		read   func(context.Context) (probes.Gates, error)
+		name, pool string
+		read       func(context.Context) (probes.Gates, error)
 	}{
-		{framework.KubeAPIServer, t.APIServer(), func(ctx context.Context) (probes.Gates, error) { return probes.APIServerGates(ctx, e.Clientset) }},
-		{framework.KubeScheduler, t.Scheduler(), func(ctx context.Context) (probes.Gates, error) {
+		{framework.KubeAPIServer, claims.APIServerComponent, func(ctx context.Context) (probes.Gates, error) { return probes.APIServerGates(ctx, e.Clientset) }},
+		{framework.KubeScheduler, claims.SchedulerComponent, func(ctx context.Context) (probes.Gates, error) {
 			return probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
 		}},
 	} {
-		enabled, known := fixtures.ExpectedGate(c.intent.GateMinor(), c.intent.Gates, fixtures.NodeDeclaredFeatures)
-		It(fmt.Sprintf("%s %s reports NodeDeclaredFeatures %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), describeIntent(enabled, known)), func(ctx SpecContext) {
-			gates := framework.ReadGates(ctx, c.name, c.read)
-			Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
-				"%s reports NodeDeclaredFeatures %s; topology %s intends %s", c.name, gates.Describe(fixtures.NodeDeclaredFeatures), t.Name, describeIntent(enabled, known))
-		})
+		for _, cell := range claims.OfPool(cells, claims.ControlPlaneGate, c.pool) {
+			claimIt(cell, fmt.Sprintf("%s %s reports %s %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), cell.Feature, cell.Expect), func(ctx SpecContext) {
+				gates := framework.ReadGates(ctx, c.name, c.read)
+				seen := claims.GateState(gates.Enabled(cell.Feature), gates.Known(cell.Feature))
+				framework.RecordCell(cell, "", seen, gates.Describe(cell.Feature))
+				Expect(seen).To(Equal(cell.Expect), "%s reports %s %s; topology %s plans it %s", c.name, cell.Feature, gates.Describe(cell.Feature), t.Name, cell.Expect)
+			})
+		}
 	}
 
 	for _, pool := range t.Pools() {

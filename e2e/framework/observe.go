@@ -383,35 +383,28 @@ func ObserveEphemeral(pool topology.Pool) ObserveFunc {
 // ObserveNodeOperations places a pod on pool whose ResourceClaim can only
 // get a device that skips every node operation: the scheduler's decision
 // and, where it was bound, whether its kubelet ran it (no driver runs).
-// The observation's DeviceClass and ResourceSlice are its own, deleted
-// when it ends; the claim goes with the namespace.
+// First, the same claim against a slice without the skip (the control)
+// must bind on the pool: that slice is created after the other, and one
+// informer delivers slices in order, so a bound control also shows the
+// scheduler held the slice that skips. The observation's DeviceClasses
+// and ResourceSlices are its own, deleted when it ends; the claims go with
+// the namespace.
 func ObserveNodeOperations(pool topology.Pool) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		objs := fixtures.NodeOperationsFor(ns + "-" + name)
-		rs := cs.ResourceV1()
-		if _, err := rs.DeviceClasses().Create(ctx, objs.Class, metav1.CreateOptions{}); err != nil {
-			return Observation{Err: fmt.Sprintf("create DeviceClass %s: %v", objs.Class.Name, err)}
+		ctl := fixtures.NodeOperationsControlFor(ns + "-" + name + "-ctl")
+		for _, o := range []fixtures.NodeOperationsObjects{objs, ctl} {
+			if err := createNodeOperations(ctx, cs, ns, o); err != nil {
+				return Observation{Err: err.Error()}
+			}
+			defer deleteNodeOperations(context.WithoutCancel(ctx), cs, o)
 		}
-		defer func() {
-			_ = rs.DeviceClasses().Delete(context.WithoutCancel(ctx), objs.Class.Name, metav1.DeleteOptions{})
-		}()
-		slice, err := rs.ResourceSlices().Create(ctx, objs.Slice, metav1.CreateOptions{})
-		if err != nil {
-			return Observation{Err: fmt.Sprintf("create ResourceSlice %s: %v", objs.Slice.Name, err)}
-		}
-		defer func() {
-			_ = rs.ResourceSlices().Delete(context.WithoutCancel(ctx), objs.Slice.Name, metav1.DeleteOptions{})
-		}()
-		// An apiserver with the gate off drops the field: the claim would
-		// then ask nothing of the node.
-		if !slices.Equal(slice.Spec.SkipNodeOperations, fixtures.SkipAllOperations) {
-			return Observation{Err: fmt.Sprintf("ResourceSlice %s was stored with skipNodeOperations %v, not %v", slice.Name, slice.Spec.SkipNodeOperations, fixtures.SkipAllOperations)}
-		}
-		if _, err := rs.ResourceClaims(ns).Create(ctx, objs.Claim, metav1.CreateOptions{}); err != nil {
-			return Observation{Err: fmt.Sprintf("create ResourceClaim %s: %v", objs.Claim.Name, err)}
+		control, err := probes.Place(ctx, cs, ns, PoolPod(name+"-ctl", pool, fixtures.UseClaim(ctl.Claim.Name)))
+		if err != nil || control.Node == "" {
+			return Observation{Control: &control, Err: fmt.Sprintf("the control (the same claim, a slice without the skip) was not bound on %s: %v %s", pool.Name, err, control.Message)}
 		}
 		res, err := probes.Place(ctx, cs, ns, PoolPod(name, pool, fixtures.UseClaim(objs.Claim.Name)))
-		o := Observation{Node: res.Node, Placement: &res, Err: errText(err)}
+		o := Observation{Node: res.Node, Placement: &res, Control: &control, Err: errText(err)}
 		if err != nil || res.Node == "" {
 			return o
 		}
@@ -422,4 +415,30 @@ func ObserveNodeOperations(pool topology.Pool) ObserveFunc {
 		}
 		return o
 	}
+}
+
+// createNodeOperations creates an observation's class, slice and claim,
+// and refuses a slice stored without the skip it was sent with (an
+// apiserver with the gate off drops it: the claim would ask nothing).
+func createNodeOperations(ctx context.Context, cs kubernetes.Interface, ns string, o fixtures.NodeOperationsObjects) error {
+	rs := cs.ResourceV1()
+	if _, err := rs.DeviceClasses().Create(ctx, o.Class, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create DeviceClass %s: %w", o.Class.Name, err)
+	}
+	slice, err := rs.ResourceSlices().Create(ctx, o.Slice, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create ResourceSlice %s: %w", o.Slice.Name, err)
+	}
+	if !slices.Equal(slice.Spec.SkipNodeOperations, o.Slice.Spec.SkipNodeOperations) {
+		return fmt.Errorf("ResourceSlice %s was stored with skipNodeOperations %v, not %v", slice.Name, slice.Spec.SkipNodeOperations, o.Slice.Spec.SkipNodeOperations)
+	}
+	if _, err := rs.ResourceClaims(ns).Create(ctx, o.Claim, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ResourceClaim %s: %w", o.Claim.Name, err)
+	}
+	return nil
+}
+
+func deleteNodeOperations(ctx context.Context, cs kubernetes.Interface, o fixtures.NodeOperationsObjects) {
+	_ = cs.ResourceV1().ResourceSlices().Delete(ctx, o.Slice.Name, metav1.DeleteOptions{})
+	_ = cs.ResourceV1().DeviceClasses().Delete(ctx, o.Class.Name, metav1.DeleteOptions{})
 }

@@ -39,10 +39,12 @@ import (
 type Observation struct {
 	Cell string `json:"cell"`
 	// Err is why the observation could not be made; the spec fails with it.
-	Err       string               `json:"err,omitempty"`
-	Node      string               `json:"node,omitempty"`
-	Placement *probes.Placement    `json:"placement,omitempty"`
-	Update    *probes.UpdateResult `json:"update,omitempty"`
+	Err       string            `json:"err,omitempty"`
+	Node      string            `json:"node,omitempty"`
+	Placement *probes.Placement `json:"placement,omitempty"`
+	// Control is the same pool's control placement, where the cell has one.
+	Control *probes.Placement    `json:"control,omitempty"`
+	Update  *probes.UpdateResult `json:"update,omitempty"`
 	// Resize is what a declaring kubelet did with an admitted update:
 	// ResizeApplied or the kubelet's Infeasible message.
 	Resize string `json:"resize,omitempty"`

@@ -26,6 +26,14 @@ func PoolPod(name string, pool topology.Pool, shape func(*corev1.Pod)) *corev1.P
 	return pod
 }
 
+// AnyPod is a control pod with no affinity: the scheduler may put it on
+// any node that takes it.
+func AnyPod(name string) *corev1.Pod {
+	pod := fixtures.BasePod(name, "", "")
+	pod.Spec.Affinity = nil
+	return pod
+}
+
 // Place creates the pod and returns the scheduler's decision.
 func (e *Env) Place(ctx context.Context, ns string, pod *corev1.Pod) probes.Placement {
 	GinkgoHelper()
