@@ -76,7 +76,7 @@ func inferred(cp string, update bool) []featureRow {
 // gate and, for a scheduling probe, whether it has an exercise.
 func probeOf(row *featureRow, cp string, update bool) {
 	if !update {
-		p, ok := fixtures.SchedulingProbeFor(cp, row.name)
+		p, ok := fixtures.FeaturePodFor(cp, row.name)
 		row.apiGate, row.probed, row.exercised = p.APIServerGate, ok, ok && p.Exercise != nil
 		row.undeclared = p.UndeclaredOutcome
 		if f, known := fixtures.FeatureByName(row.name); !ok && known {
@@ -84,7 +84,7 @@ func probeOf(row *featureRow, cp string, update bool) {
 		}
 		return
 	}
-	if p, ok := fixtures.UpdateProbeFor(cp, row.name); ok {
+	if p, ok := fixtures.FeatureUpdateFor(cp, row.name); ok {
 		row.apiGate, row.probed, row.upstreamBug = p.APIServerGate, true, p.UpstreamBug
 	}
 }

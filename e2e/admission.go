@@ -42,7 +42,7 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 					claim = fmt.Sprintf("%s of a pod on %s needs no feature: the apiserver admits it and drops the change (its resize strategy keeps the volumes)", ctl.Name, framework.PoolDesc(pool))
 				}
 			}
-			passIt(cell, claim, updateOrder, env,
+			passCellIt(cell, claim, updateOrder, env,
 				framework.ObserveControlUpdate(pool, ctl), func(ctx SpecContext, o framework.Observation) {
 					res := *o.Update
 					framework.RecordUpdate(cell, res)
@@ -59,7 +59,7 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 		}
 	}
 
-	for _, probe := range fixtures.UpdateProbes(framework.CPMinor(t)) {
+	for _, probe := range fixtures.FeatureUpdates(framework.CPMinor(t)) {
 		for _, pool := range t.Pools() {
 			cell := claims.Find(cells, claims.Update, pool.Name, probe.Feature)
 			declares := cell.Expect == claims.Admitted
@@ -72,7 +72,7 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 			case cell.UpstreamBug != "":
 				claim += " — as the release does, though upstream calls it a bug (" + cell.UpstreamBug + ")"
 			}
-			passIt(cell, claim, updateOrder, env, framework.ObserveFeatureUpdate(pool, probe), func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, updateOrder, env, framework.ObserveFeatureUpdate(pool, probe), func(ctx SpecContext, o framework.Observation) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				res := *o.Update
 				framework.RecordUpdate(cell, res)
@@ -112,7 +112,7 @@ func subresourceEdges(t *topology.Topology, cells []claims.Cell, env func() *fra
 				claim = fmt.Sprintf("an ephemeral container with bindMountOptions added to a pod on %s, which declares %s, is admitted and its kubelet honours them", framework.PoolDesc(lacking), cell.Feature)
 			}
 		}
-		passIt(cell, claim, updateOrder, env, framework.ObserveEphemeral(lacking), func(ctx SpecContext, o framework.Observation) {
+		passCellIt(cell, claim, updateOrder, env, framework.ObserveEphemeral(lacking), func(ctx SpecContext, o framework.Observation) {
 			res := *o.Update
 			framework.RecordUpdate(cell, res)
 			Expect(res.Answer()).To(Equal(cell.Expect), "ephemeral container on %s (%s): %s", res.Node, lacking.Name, res.Message)
@@ -137,7 +137,7 @@ func validatorEdges(cells []claims.Cell, cpMinor string, env func() *framework.E
 		if cell.Kind != claims.Update || pool != claims.AbsentNode && pool != claims.NoNode {
 			continue
 		}
-		probe, _ := fixtures.UpdateProbeFor(cpMinor, cell.Feature)
+		probe, _ := fixtures.FeatureUpdateFor(cpMinor, cell.Feature)
 		node, claim := absent, fmt.Sprintf("an update that needs %s of a pod bound to a node that does not exist is rejected with 403: node %q not found", cell.Feature, absent)
 		if pool == claims.NoNode {
 			node, claim = "", fmt.Sprintf("an update that needs %s of a pod bound to no node is admitted: the validator judges bound pods only", cell.Feature)
@@ -145,7 +145,7 @@ func validatorEdges(cells []claims.Cell, cpMinor string, env func() *framework.E
 		if !cell.Applies() {
 			claim = "an update that needs a feature of a pod on " + pool
 		}
-		passIt(cell, claim, updateOrder, env, framework.ObserveUpdateWithoutNode(probe, node), func(ctx SpecContext, o framework.Observation) {
+		passCellIt(cell, claim, updateOrder, env, framework.ObserveUpdateWithoutNode(probe, node), func(ctx SpecContext, o framework.Observation) {
 			res := *o.Update
 			framework.RecordUpdate(cell, res)
 			if node == "" {
@@ -162,7 +162,7 @@ func validatorEdges(cells []claims.Cell, cpMinor string, env func() *framework.E
 // update or, where the oracle says this runtime makes it infeasible,
 // called it so in those words (recorded as a finding: the kubelet
 // declares what it then refuses).
-func expectResizeOutcome(pool topology.Pool, probe fixtures.UpdateProbe, o framework.Observation) {
+func expectResizeOutcome(pool topology.Pool, probe fixtures.FeatureUpdate, o framework.Observation) {
 	GinkgoHelper()
 	if probe.Applied == nil {
 		return
@@ -192,7 +192,7 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 	env := func() *framework.Env { return e }
 
 	cells := claims.Matrix(t)
-	for _, probe := range fixtures.SchedulingProbes(framework.CPMinor(t)) {
+	for _, probe := range fixtures.FeaturePods(framework.CPMinor(t)) {
 		for _, pool := range t.Pools() {
 			cell := claims.Find(cells, claims.KubeletAdmission, pool.Name, probe.Feature)
 			claim := fmt.Sprintf("a pod that needs %s bound by spec.nodeName to %s", probe.Feature, framework.PoolDesc(pool))
@@ -209,7 +209,7 @@ func KubeletAdmissionSpec(_ context.Context, inputGetter func() KubeletAdmission
 			case claims.Ignored:
 				claim += fmt.Sprintf(" runs unrefused and %s (finding %s)", probe.Effect.Ignored, probe.Effect.Finding)
 			}
-			passIt(cell, claim, kubeletOrder, env, framework.ObserveKubelet(pool, probe), func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, kubeletOrder, env, framework.ObserveKubelet(pool, probe), func(ctx SpecContext, o framework.Observation) {
 				node, seen, res := o.Node, o.Kubelet.Seen, o.Kubelet.Admission
 				framework.RecordCell(cell, node, seen, "")
 				switch cell.Expect {

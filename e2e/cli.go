@@ -186,10 +186,10 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		Expect(cm.Data["verdict"]).To(Equal(string(want)), "report.json:\n%s", cm.Data["report.json"])
 		Expect(done).To(Equal(wantDone), "GO completes the Job; INCOMPLETE (exit 3) fails it")
 		if want == verdict.INCOMPLETE {
-			var g verdict.Verdict
-			Expect(json.Unmarshal([]byte(cm.Data["report.json"]), &g)).To(Succeed())
-			Expect(g.Reasons).To(BeEmpty())
-			Expect(g.Unchecked).To(ConsistOf(HaveField("Check", "scheduler-gates")), "only the scheduler, for want of a refusal (%s)", whyNot)
+			var v verdict.Verdict
+			Expect(json.Unmarshal([]byte(cm.Data["report.json"]), &v)).To(Succeed())
+			Expect(v.Reasons).To(BeEmpty())
+			Expect(v.Unchecked).To(ConsistOf(HaveField("Check", "scheduler-gates")), "only the scheduler, for want of a refusal (%s)", whyNot)
 		}
 		Expect(verdict.ValidateProbeJSON([]byte(cm.Data["report.json"]))).To(Succeed())
 		junit := filepath.Join(GinkgoT().TempDir(), "junit.xml")

@@ -33,10 +33,10 @@ var (
 // restartAll is the feature the placement scenarios place pods with.
 const restartAll = fixtures.RestartAllContainersOnContainerExits
 
-// claimIt makes a cell of the claim matrix a spec: body where the cell
+// cellIt makes a cell of the claim matrix a spec: body where the cell
 // applies; where it does not, a spec that skips with the reason, so JUnit
 // and report.md count and list it instead of it vanishing.
-func claimIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
+func cellIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 	if c.Applies() {
 		It(text, append(args, func(ctx SpecContext) { framework.AsksCell(c); body(ctx) })...)
 		return
@@ -58,21 +58,21 @@ const (
 	streamingOrder
 )
 
-// passIt is claimIt for a cell the suite's pass observes (framework.Plan):
+// passCellIt is cellIt for a cell the suite's pass observes (framework.Plan):
 // its spec asserts the pass's observation, or makes it with observe where
 // the pass did not.
 // env is the scenario's, set by its BeforeEach.
-func passIt(c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
-	sharedPassIt("", c, text, order, env, observe, assert)
+func passCellIt(c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
+	sharedPassCellIt("", c, text, order, env, observe, assert)
 }
 
-// sharedPassIt is passIt for a cell that one observation answers together
+// sharedPassCellIt is passCellIt for a cell that one observation answers together
 // with the other cells of group (framework.PlanShared).
-func sharedPassIt(group string, c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
+func sharedPassCellIt(group string, c claims.Cell, text string, order int, env func() *framework.Env, observe framework.ObserveFunc, assert func(SpecContext, framework.Observation)) {
 	if c.Applies() {
 		framework.PlanShared(group, c, text, order, observe)
 	}
-	claimIt(c, text, func(ctx SpecContext) { assert(ctx, env().Observed(ctx, c, observe)) })
+	cellIt(c, text, func(ctx SpecContext) { assert(ctx, env().Observed(ctx, c, observe)) })
 }
 
 // waveStart makes a wave's change once, in whichever of its specs runs

@@ -53,7 +53,7 @@ func ControlPlaneRollbackSpec(_ context.Context, inputGetter func() ControlPlane
 	}
 
 	It(fmt.Sprintf("the safe control-plane rollback (Pending dependents removed, then kube-scheduler %s, then kube-apiserver %s) keeps a running dependent on %s running, leaves nothing Pending, and control pods schedule on every pool", describeRollback(sched), describeRollback(api), subject.Name), func(ctx SpecContext) {
-		probe := framework.SchedulingProbe(t, restartAll)
+		probe := framework.FeaturePod(t, restartAll)
 		// Registered first, so it runs last: the namespace's pods go while
 		// the kubelets still watch the rolled-back apiserver; after its
 		// restore they would reconnect first (~50 s here).

@@ -33,7 +33,7 @@ func DeclarationsSpec(_ context.Context, inputGetter func() DeclarationsSpecInpu
 		}
 		It(claim, func(ctx SpecContext) {
 			for _, d := range e.PoolDeclarations(ctx, pool) {
-				framework.Record(report.Observation{Kind: report.KindDeclaration, Pool: pool.Name, Kubelet: d.KubeletVersion, Runtime: d.Runtime, Node: d.Node, Digest: d.Digest, Set: d.Declared, OK: d.Matches()})
+				framework.Record(report.Observation{Kind: report.KindDeclaredSet, Pool: pool.Name, Kubelet: d.KubeletVersion, Runtime: d.Runtime, Node: d.Node, Digest: d.Digest, Set: d.Declared, OK: d.Matches()})
 				Expect(d.Missing).To(BeEmpty(), "node %s (%s, kubelet %s) misses %v: declared %v, oracle %v for gates it reports", d.Node, pool.Name, d.KubeletVersion, d.Missing, d.Declared, d.Expected)
 				Expect(d.Extra).To(BeEmpty(), "node %s (%s, kubelet %s) declares %v beyond the oracle: declared %v, oracle %v", d.Node, pool.Name, d.KubeletVersion, d.Extra, d.Declared, d.Expected)
 				Expect(d.Published).To(Equal(len(d.Expected) > 0),
@@ -59,7 +59,7 @@ func DeclarationsSpec(_ context.Context, inputGetter func() DeclarationsSpecInpu
 		case cell.Expect == claims.Absent:
 			text = fmt.Sprintf("the nodes of pool %s (%s) do not declare %s", pool, cell.Kubelet, cell.Feature)
 		}
-		claimIt(cell, text, func(ctx SpecContext) {
+		cellIt(cell, text, func(ctx SpecContext) {
 			nodes := e.NodesOfPool(ctx, pool)
 			Expect(nodes).NotTo(BeEmpty(), "pool %s has no nodes", pool)
 			for _, n := range nodes {

@@ -41,7 +41,7 @@ func NodeOperationsSpec(_ context.Context, inputGetter func() NodeOperationsSpec
 			if cell.Applies() {
 				observe = framework.ObserveNodeOperations(pool)
 			}
-			passIt(cell, text, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, text, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 				By("the control: the same claim against a slice without the skip is bound on the pool")
 				Expect(o.Control).NotTo(BeNil(), "no control placement: %s", o.Err)
 				Expect(o.Control.Node).NotTo(BeEmpty(), "control pod %s was refused on %s: %s", o.Control.Pod, pool.Name, o.Control.Message)

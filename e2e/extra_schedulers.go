@@ -44,7 +44,7 @@ func ExtraSchedulersSpec(_ context.Context, inputGetter func() ExtraSchedulersSp
 		notApplicable("an extra scheduler binds, or refuses, a pod that needs "+restartAll+" where the default scheduler refuses it", whyNot)
 		return
 	}
-	needs := framework.SchedulingProbe(t, restartAll).Apply
+	needs := framework.FeaturePod(t, restartAll).Apply
 
 	for _, s := range extra {
 		claim := fmt.Sprintf("extra scheduler %s (NodeDeclaredFeatures plugin on) refuses a pod that needs %s on %s, as the default scheduler does", s.Name, restartAll, framework.PoolDesc(lacking))

@@ -41,13 +41,13 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 		notApplicable("turning "+restartAll+" off on a running kubelet: the trap, the safe order and the no-capacity refusal", why)
 		for _, c := range cells {
 			if c.Kind == claims.Queueing {
-				claimIt(c, fmt.Sprintf("a pod refused for lack of %s on pool %s is bound once the node declares it again", restartAll, c.Pool), nil)
+				cellIt(c, fmt.Sprintf("a pod refused for lack of %s on pool %s is bound once the node declares it again", restartAll, c.Pool), nil)
 			}
 		}
 		return
 	}
 	env := func() *framework.Env { return e }
-	probe := framework.SchedulingProbe(t, restartAll)
+	probe := framework.FeaturePod(t, restartAll)
 	for i, wave := range stopWaves(t, pairs) {
 		d := &dropWave{pairs: wave, probe: probe}
 		Context(fmt.Sprintf("trap wave %d: %s restarted without %s at once", i+1, joinPools(subjectsOf(wave)), restartAll), Ordered, ContinueOnFailure, func() {
@@ -77,7 +77,7 @@ func FeatureDropSpec(_ context.Context, inputGetter func() FeatureDropSpecInput)
 // records what each pool's dependent went through.
 type dropWave struct {
 	pairs []dropPair
-	probe fixtures.SchedulingProbe
+	probe fixtures.FeaturePod
 	safe  bool
 	waveStart
 	env  *framework.Env
@@ -225,7 +225,7 @@ func safeOrder(t *topology.Topology, env func() *framework.Env, d *dropWave, pai
 
 // noCapacity asks the safe order to drop the feature on subject while no
 // other node keeps it: it refuses and changes nothing.
-func noCapacity(env func() *framework.Env, probe fixtures.SchedulingProbe, subject topology.Pool) {
+func noCapacity(env func() *framework.Env, probe fixtures.FeaturePod, subject topology.Pool) {
 	It(fmt.Sprintf("the safe order refuses to close gates on %s when no other node keeps %s, and changes nothing", framework.PoolDesc(subject), restartAll), func(ctx SpecContext) {
 		e := env()
 		name, node := e.PoolNode(ctx, subject)

@@ -44,7 +44,7 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 	var e *framework.Env
 	BeforeEach(func() { in := inputGetter(); in.Check("ForgerySpec"); e = in.Env })
 
-	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
+	for _, probe := range fixtures.FeaturePods(cpMinor) {
 		lacking, ok := framework.PoolWhere(t.Pools(), framework.Lacks(probe.Feature))
 		claim := "a node labelled " + probe.Feature + "=true, which it does not declare, still refuses a pod that needs it"
 		switch why := claims.WhyNoRefusal(t); {
@@ -175,7 +175,7 @@ func ForgerySpec(_ context.Context, inputGetter func() ForgerySpecInput) {
 					}
 					By("the scheduler trusts the forgery: a pod that needs " + restartAll + " is bound to " + node)
 					ns := e.Namespace(ctx, "forged")
-					res := e.Place(ctx, ns, framework.PoolPod("trusts-forgery", silent, framework.SchedulingProbe(t, restartAll).Apply))
+					res := e.Place(ctx, ns, framework.PoolPod("trusts-forgery", silent, framework.FeaturePod(t, restartAll).Apply))
 					Expect(res.Node).To(Equal(node), "the scheduler refused the forged node: %s", res.Message)
 					framework.Record(report.Observation{Kind: report.KindFinding, Pool: silent.Name, Node: node, Feature: restartAll,
 						Text: fmt.Sprintf("F2: the scheduler bound a pod that needs %s to %s on a forged declaration its %s kubelet does not honour", restartAll, node, silent.PoolVersion())})

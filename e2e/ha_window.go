@@ -198,13 +198,13 @@ func HAProbeSpec(_ context.Context, inputGetter func() HAProbeSpecInput) {
 
 // repeatableUpdate is the first update probe that can be repeated and whose
 // feature the apiserver infers.
-func repeatableUpdate(api fixtures.Component) (fixtures.UpdateProbe, bool) {
-	for _, u := range fixtures.UpdateProbes(api.GateMinor()) {
+func repeatableUpdate(api fixtures.Component) (fixtures.FeatureUpdate, bool) {
+	for _, u := range fixtures.FeatureUpdates(api.GateMinor()) {
 		if u.Repeat != nil && api.Enables(u.APIServerGate) && api.Enables(fixtures.NodeDeclaredFeatures) {
 			return u, true
 		}
 	}
-	return fixtures.UpdateProbe{}, false
+	return fixtures.FeatureUpdate{}, false
 }
 
 func describeArgs(args map[string]string) string {

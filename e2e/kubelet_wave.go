@@ -152,7 +152,7 @@ func (w *kubeletWave) run(ctx SpecContext, e *framework.Env) {
 
 	By("the operator's fix on every stale node: clearing status.declaredFeatures")
 	ns := e.Namespace(ctx, "wave")
-	probe := framework.SchedulingProbe(e.Topology, restartAll)
+	probe := framework.FeaturePod(e.Topology, restartAll)
 	for _, c := range w.changes {
 		s := w.seen[c.pool.Name]
 		if c.publishes() || !slices.Contains(s.after, restartAll) {
@@ -230,7 +230,7 @@ func (w *kubeletWave) expect(ctx SpecContext, e *framework.Env, c kubeletChange)
 	Expect(s.cleared).To(BeEmpty(), "cleared declarations came back")
 	Expect(s.clearedOK).To(BeTrue(), "after clearing: %s", s.clearedWhy)
 	ns := e.Namespace(ctx, "cleared")
-	refused := e.Place(ctx, ns, framework.PoolPod("refused", c.pool, framework.SchedulingProbe(e.Topology, restartAll).Apply))
+	refused := e.Place(ctx, ns, framework.PoolPod("refused", c.pool, framework.FeaturePod(e.Topology, restartAll).Apply))
 	Expect(refused.Node).To(BeEmpty(), "feature pod bound to %s after its declarations were cleared", s.name)
 	Expect(refused.Message).To(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(e.Topology), restartAll)))
 }

@@ -38,9 +38,9 @@ func PreemptionSpec(_ context.Context, inputGetter func() PreemptionSpecInput) {
 			}
 			var observe framework.ObserveFunc
 			if cell.Applies() {
-				observe = framework.ObservePreemption(pool, framework.SchedulingProbe(t, cell.Feature), preemptionPort+int32(i))
+				observe = framework.ObservePreemption(pool, framework.FeaturePod(t, cell.Feature), preemptionPort+int32(i))
 			}
-			passIt(cell, text, updateOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, text, updateOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 				p := *o.Preemption
 				framework.RecordCell(cell, p.Node, p.Seen, fmt.Sprintf("victims %v, nominated %q, bound to %q", p.Victims, p.Nominated, p.Node))
 				if cell.Expect == fixtures.Preempted {

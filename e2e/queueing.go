@@ -45,7 +45,7 @@ const nudgeLabel = "ndfq.io/queueing-nudge"
 func queueing(t *topology.Topology, env func() *framework.Env, d *dropWave, cell claims.Cell, subject topology.Pool) {
 	bound := wait.MustGet(wait.QueueingBind).Timeout
 	text := fmt.Sprintf("a pod refused for lack of %s on %s stays Pending through an update of the node that declares nothing new, and is bound within %s once the node declares it again", restartAll, framework.PoolDesc(subject), bound)
-	claimIt(cell, text, func(ctx SpecContext) {
+	cellIt(cell, text, func(ctx SpecContext) {
 		e := env()
 		d.ensure(ctx, e)
 		d.queue.once(func() { d.requeue(ctx, e) }, "restoring %s with pods waiting for %s", joinPools(subjectsOf(d.pairs)), restartAll)

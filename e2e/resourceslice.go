@@ -43,7 +43,7 @@ func ResourceSliceSpec(_ context.Context, inputGetter func() ResourceSliceSpecIn
 			default:
 				text = fmt.Sprintf("a ResourceSlice that maps node allocatable resources to a node of %s, which does not declare %s, is rejected with 403 and the validator's message", framework.PoolDesc(pool), cell.Feature)
 			}
-			claimIt(cell, text, func(ctx SpecContext) {
+			cellIt(cell, text, func(ctx SpecContext) {
 				nodes := e.NodesOfPool(ctx, pool.Name)
 				Expect(nodes).NotTo(BeEmpty(), "pool %s has no nodes", pool.Name)
 				var seen []string
@@ -78,7 +78,7 @@ func sliceEdges(cells []claims.Cell, env func() *framework.Env) {
 			node, name = "", "ndfq-no-node"
 			text = "a ResourceSlice whose device maps node allocatable resources to no node is refused by validation (422), before the validator"
 		}
-		claimIt(cell, text, func(ctx SpecContext) {
+		cellIt(cell, text, func(ctx SpecContext) {
 			res, err := probes.CreateSliceDryRun(ctx, env().Clientset, fixtures.ResourceSliceFor(name, node, true))
 			Expect(err).NotTo(HaveOccurred())
 			framework.RecordCell(cell, node, res.Answer(), res.Message)

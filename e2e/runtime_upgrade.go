@@ -40,7 +40,7 @@ func RuntimeUpgradeSpec(_ context.Context, inputGetter func() RuntimeUpgradeSpec
 	cell := claims.Find(claims.Matrix(t), claims.RuntimeUpgrade, plan.Subject.Name, plan.Feature)
 	text = fmt.Sprintf("a node of %s (%s on) whose containerd is upgraded in place to %s under its running kubelet keeps its declarations without %s, and the probe holds missing-report, until the kubelet restarts; then it declares it",
 		framework.PoolDesc(plan.Subject), plan.Gate, plan.To.Name, plan.Feature)
-	claimIt(cell, text, func(ctx SpecContext) {
+	cellIt(cell, text, func(ctx SpecContext) {
 		in := inputGetter()
 		in.Check("RuntimeUpgradeSpec")
 		e, subject := in.Env, plan.Subject

@@ -71,7 +71,7 @@ func SchedulerBenchSpec(_ context.Context, inputGetter func() SchedulerBenchSpec
 		By("bringing up a one-node cluster and kwok in it")
 		c := e.UpKwokCluster(ctx, "ndfq-bench", t, flag)
 
-		probe := framework.SchedulingProbe(t, restartAll)
+		probe := framework.FeaturePod(t, restartAll)
 		// The simulated kubelets run the control plane's version and gates.
 		declared := fixtures.Kubelet{Version: cp.String(), Gates: gates}.MustDeclare()
 		Expect(declared).To(ContainElement(restartAll), "a %s kubelet with %v declares %s", cp, gates, restartAll)

@@ -32,7 +32,7 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 	cells := claims.Matrix(t)
 	for _, pool := range t.Pools() {
 		ctl := claims.Find(cells, claims.Placement, pool.Name, claims.NoFeature)
-		passIt(ctl, fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), placementOrder, env,
+		passCellIt(ctl, fmt.Sprintf("a pod that needs no feature is bound on %s", framework.PoolDesc(pool)), placementOrder, env,
 			framework.ObservePlacement(pool, nil), func(ctx SpecContext, o framework.Observation) {
 				res := *o.Placement
 				framework.RecordPlacement(ctl, res)
@@ -41,7 +41,7 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 			})
 	}
 
-	for _, probe := range fixtures.SchedulingProbes(cpMinor) {
+	for _, probe := range fixtures.FeaturePods(cpMinor) {
 		for _, pool := range t.Pools() {
 			cell := claims.Find(cells, claims.Placement, pool.Name, probe.Feature)
 			declares := cell.Expect == claims.Bound
@@ -52,7 +52,7 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 			case !cell.Applies():
 				claim = fmt.Sprintf("a pod that needs %s placed on %s", probe.Feature, framework.PoolDesc(pool))
 			}
-			passIt(cell, claim, placementOrder, env, framework.ObservePlacement(pool, probe.Apply), func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, placementOrder, env, framework.ObservePlacement(pool, probe.Apply), func(ctx SpecContext, o framework.Observation) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				res := *o.Placement
 				framework.RecordPlacement(cell, res)
@@ -86,10 +86,10 @@ func pairs(t *topology.Topology, cells []claims.Cell, env func() *framework.Env)
 			}
 			var observe framework.ObserveFunc
 			if cell.Applies() {
-				first, second := framework.SchedulingProbe(t, pair[0]), framework.SchedulingProbe(t, pair[1])
+				first, second := framework.FeaturePod(t, pair[0]), framework.FeaturePod(t, pair[1])
 				observe = framework.ObservePlacement(pool, func(p *corev1.Pod) { first.Apply(p); second.Apply(p) })
 			}
-			passIt(cell, claim, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 				res := *o.Placement
 				framework.RecordPlacement(cell, res)
 				if cell.Expect == claims.Bound {

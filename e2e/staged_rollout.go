@@ -146,7 +146,7 @@ func StagedRolloutSpec(_ context.Context, inputGetter func() StagedRolloutSpecIn
 	}, SpecTimeout(8*time.Minute))
 
 	It(fmt.Sprintf("rolling the control plane back (scheduler, then apiserver) keeps a running dependent pod on %s running, and binds a Pending one to the pool that lacks the feature once the scheduler stops filtering (F9), and control pods schedule", canary.Name), func(ctx SpecContext) {
-		probe := framework.SchedulingProbe(t, restartAll)
+		probe := framework.FeaturePod(t, restartAll)
 		ns := e.Namespace(ctx, "cprollback")
 		running := e.RunningPod(ctx, ns, "dependent", canary, probe.Apply)
 		var pendingPool topology.Pool

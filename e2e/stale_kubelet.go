@@ -158,7 +158,7 @@ func staleKubelet(t *topology.Topology, inputGetter func() StaleKubeletSpecInput
 		w.ensureStopped(ctx, e)
 		n := w.nodes[subject.Name]
 		ns := e.Namespace(ctx, "stale")
-		probe := framework.SchedulingProbe(t, restartAll)
+		probe := framework.FeaturePod(t, restartAll)
 		Expect(framework.SortedCopy(e.DeclaredOf(ctx, n.name))).To(Equal(n.before), "a NotReady node's declarations are left as they were")
 
 		By("the probe holds on stale declarations")

@@ -43,7 +43,7 @@ func StreamingSpec(_ context.Context, inputGetter func() StreamingSpecInput) {
 		observe := framework.ObserveStreaming(pool, routes)
 		for _, op := range fixtures.StreamOps {
 			cell := claims.Find(cells, claims.Streaming, pool.Name, claims.ControlFeature(string(op)))
-			sharedPassIt(group, cell, fmt.Sprintf(claimOf[op], framework.PoolDesc(pool)), streamingOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+			sharedPassCellIt(group, cell, fmt.Sprintf(claimOf[op], framework.PoolDesc(pool)), streamingOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 				s := streamOutcome(o, op)
 				seen := claims.Served
 				if !s.Served {
@@ -62,7 +62,7 @@ func StreamingSpec(_ context.Context, inputGetter func() StreamingSpecInput) {
 			which = "which declares it"
 		}
 		text := fmt.Sprintf("the apiserver routes WebSocket streams to a pod on %s, %s, as %s (ExtendWebSocketsToKubelet)", framework.PoolDesc(pool), which, cell.Expect)
-		sharedPassIt(group, cell, text, streamingOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+		sharedPassCellIt(group, cell, text, streamingOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
 			got := map[fixtures.StreamOp]string{}
 			for _, s := range o.Streams {
 				got[s.Op] = s.Route

@@ -84,7 +84,7 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 		}},
 	} {
 		for _, cell := range claims.OfPool(cells, claims.ControlPlaneGate, c.pool) {
-			claimIt(cell, fmt.Sprintf("%s %s reports %s %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), cell.Feature, cell.Expect), func(ctx SpecContext) {
+			cellIt(cell, fmt.Sprintf("%s %s reports %s %s in kubernetes_feature_enabled", c.name, t.ControlPlaneVersion(), cell.Feature, cell.Expect), func(ctx SpecContext) {
 				gates := framework.ReadGates(ctx, c.name, c.read)
 				seen := claims.GateState(gates.Enabled(cell.Feature), gates.Known(cell.Feature))
 				framework.RecordCell(cell, "", seen, gates.Describe(cell.Feature))

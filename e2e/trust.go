@@ -37,7 +37,7 @@ func TrustSpec(_ context.Context, inputGetter func() TrustSpecInput) {
 		if cell.Expect == claims.Rejected {
 			text = fmt.Sprintf("the kubelet credentials of a node of pool %s (%s) may not write %s: NodeRestriction refuses it with 403", cell.Pool, cell.Kubelet, cell.Feature)
 		}
-		claimIt(cell, text, func(ctx SpecContext) {
+		cellIt(cell, text, func(ctx SpecContext) {
 			own := e.NodesOfPool(ctx, cell.Pool)
 			Expect(own).NotTo(BeEmpty(), "pool %s has no nodes", cell.Pool)
 			node := own[0]

@@ -153,13 +153,13 @@ func LeadingSchedulerGates(ctx context.Context, cs kubernetes.Interface, cfg *re
 	return g, ""
 }
 
-// Component names a gate fingerprint's source.
-type Component struct {
+// GateSource names a gate fingerprint's source.
+type GateSource struct {
 	Kind string // kube-apiserver, kube-scheduler, kubelet
 	Node string // for kubelets
 }
 
-func (c Component) String() string {
+func (c GateSource) String() string {
 	if c.Node != "" {
 		return c.Kind + " on " + c.Node
 	}

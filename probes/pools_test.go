@@ -73,7 +73,7 @@ func TestParseToleration(t *testing.T) {
 // steered by node name, with the caller's tolerations and scheduler.
 func TestProbePodIsPortable(t *testing.T) {
 	p := &prober{id: "abcde", image: "registry.k8s.io/pause:3.10.2", in: RunInput{Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}}}
-	for _, sp := range fixtures.SchedulingProbes("1.37") {
+	for _, sp := range fixtures.FeaturePods("1.37") {
 		pod := p.probePod(p.podName("s0", "Pool_With.Odd/Name", 3), steering("", Unlabelled, []string{"n1", "n2"}, false), "second", sp.Apply)
 		if pod.Name != "ndfq-abcde-s0-pool-with-odd-name-3" || pod.Labels[RunLabel] != "abcde" || pod.Spec.SchedulerName != "second" {
 			t.Errorf("name %s labels %v scheduler %q", pod.Name, pod.Labels, pod.Spec.SchedulerName)

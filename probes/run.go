@@ -857,9 +857,9 @@ func (p *prober) ask(ctx context.Context, synthetic bool, send func(context.Cont
 
 // schedulingProbes are the control plane's scheduling probes whose pod
 // shape its apiserver accepts (the field's gate on).
-func (p *prober) schedulingProbes() []fixtures.SchedulingProbe {
-	var out []fixtures.SchedulingProbe
-	for _, sp := range fixtures.SchedulingProbes(p.minor) {
+func (p *prober) schedulingProbes() []fixtures.FeaturePod {
+	var out []fixtures.FeaturePod
+	for _, sp := range fixtures.FeaturePods(p.minor) {
 		if p.api.Enabled(sp.APIServerGate) {
 			out = append(out, sp)
 		}
@@ -869,9 +869,9 @@ func (p *prober) schedulingProbes() []fixtures.SchedulingProbe {
 
 // updateProbes are the control plane's update probes its apiserver can
 // judge: the feature's gate and the field's on.
-func (p *prober) updateProbes() []fixtures.UpdateProbe {
-	var out []fixtures.UpdateProbe
-	for _, u := range fixtures.UpdateProbes(p.minor) {
+func (p *prober) updateProbes() []fixtures.FeatureUpdate {
+	var out []fixtures.FeatureUpdate
+	for _, u := range fixtures.FeatureUpdates(p.minor) {
 		if p.api.Enabled(fixtures.NodeDeclaredFeatures) && p.api.Enabled(u.APIServerGate) {
 			out = append(out, u)
 		}
@@ -884,10 +884,10 @@ func (p *prober) updateProbes() []fixtures.UpdateProbe {
 // same gates schedulingProbes and updateProbes require), or ndfq has no probe.
 func (p *prober) notProbed() []NotProbed {
 	needs := map[string]string{} // "at/feature" -> the apiserver gate its probe needs
-	for _, sp := range fixtures.SchedulingProbes(p.minor) {
+	for _, sp := range fixtures.FeaturePods(p.minor) {
 		needs["scheduling/"+sp.Feature] = sp.APIServerGate
 	}
-	for _, u := range fixtures.UpdateProbes(p.minor) {
+	for _, u := range fixtures.FeatureUpdates(p.minor) {
 		needs["update/"+u.Feature] = u.APIServerGate
 		if !p.api.Enabled(fixtures.NodeDeclaredFeatures) {
 			needs["update/"+u.Feature] = fixtures.NodeDeclaredFeatures

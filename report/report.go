@@ -14,7 +14,7 @@ import (
 
 // Kinds of observation a spec records.
 const (
-	KindDeclaration = "declaration"
+	KindDeclaredSet = "declared-set"
 	KindPlacement   = string(claims.Placement)
 	KindUpdate      = string(claims.Update)
 	KindKubelet     = string(claims.KubeletAdmission)
@@ -153,7 +153,7 @@ func (s Summary) Markdown(w io.Writer) error {
 	var findings, measures []string
 	for _, o := range s.Observations {
 		switch o.Kind {
-		case KindDeclaration:
+		case KindDeclaredSet:
 			r := row(o.Pool)
 			r.kubelet, r.runtime, r.digest = o.Kubelet, o.Runtime, o.Digest
 			r.set = strings.Join(o.Set, " ")

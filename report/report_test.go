@@ -14,7 +14,7 @@ import (
 func TestMarkdownGOAndHOLD(t *testing.T) {
 	s := Summary{Topology: "t", ControlPlane: "v1.37.2", Pools: []string{"a", "b"}, Counts: Counts{Passed: 3},
 		Observations: []Observation{
-			{Kind: KindDeclaration, Pool: "a", Kubelet: "v1.37.2", Runtime: "containerd://2.4.2", Digest: "abc", Set: []string{"X", "Y"}, OK: true},
+			{Kind: KindDeclaredSet, Pool: "a", Kubelet: "v1.37.2", Runtime: "containerd://2.4.2", Digest: "abc", Set: []string{"X", "Y"}, OK: true},
 			{Kind: KindPlacement, Pool: "b", Expected: "refused", Seen: "refused", OK: true},
 			{Kind: KindUpdate, Pool: "b", Expected: "403", Seen: "403", OK: true},
 			{Kind: KindUpdate, Pool: "b", Expected: "200", Seen: "200", OK: true},

@@ -19,9 +19,9 @@ const ClusterWide = "cluster"
 // "unchecked"): a pipeline that gates on JUnit must not read INCOMPLETE as
 // GO. Only what does not apply, or what the operator accepted with a flag
 // the verdict names (--accept-partial), is skipped with the reason.
-func (g Verdict) WriteJUnit(w io.Writer) error {
+func (v Verdict) WriteJUnit(w io.Writer) error {
 	pools := []string{ClusterWide}
-	for _, p := range g.Pools {
+	for _, p := range v.Pools {
 		pools = append(pools, p.Pool)
 	}
 	poolOf := func(p string) string {
@@ -30,9 +30,9 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 		}
 		return ClusterWide // "" and control-plane pseudo-pools
 	}
-	suite := reporters.JUnitTestSuite{Name: "ndfq probe", Package: g.Context, Time: g.TookSeconds, Timestamp: strings.TrimSuffix(g.Time, "Z"),
+	suite := reporters.JUnitTestSuite{Name: "ndfq probe", Package: v.Context, Time: v.TookSeconds, Timestamp: strings.TrimSuffix(v.Time, "Z"),
 		Properties: reporters.JUnitProperties{Properties: []reporters.JUnitProperty{
-			{Name: "verdict", Value: string(g.Outcome)}, {Name: "serverVersion", Value: g.Server}, {Name: "ndfqVersion", Value: g.NDFQVersion},
+			{Name: "verdict", Value: string(v.Outcome)}, {Name: "serverVersion", Value: v.Server}, {Name: "ndfqVersion", Value: v.NDFQVersion},
 		}}}
 	// Items that leave no condition unasked are cases of their own.
 	for _, it := range Items {
@@ -40,7 +40,7 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 			continue
 		}
 		tc := reporters.JUnitTestCase{Name: fmt.Sprintf("%s [%s]", it.Name, ClusterWide), Classname: "ndfq.probe." + ClusterWide, Status: "passed"}
-		g.itemNotMade(it.Name).mark(&tc, &suite)
+		v.itemNotMade(it.Name).mark(&tc, &suite)
 		suite.Tests++
 		suite.TestCases = append(suite.TestCases, tc)
 	}
@@ -48,7 +48,7 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 		for _, c := range Conditions {
 			tc := reporters.JUnitTestCase{Name: fmt.Sprintf("%s [%s]", c, pool), Classname: "ndfq.probe." + pool, Status: "passed"}
 			var failed []string
-			for _, r := range g.Reasons {
+			for _, r := range v.Reasons {
 				if r.Condition == c && poolOf(r.Pool) == pool {
 					failed = append(failed, r.String())
 				}
@@ -57,7 +57,7 @@ func (g Verdict) WriteJUnit(w io.Writer) error {
 				tc.Status, tc.Failure = "failed", &reporters.JUnitFailure{Type: "failed", Message: failed[0], Description: strings.Join(failed, "\n")}
 				suite.Failures++
 			} else {
-				g.notAsked(pool, c).mark(&tc, &suite)
+				v.notAsked(pool, c).mark(&tc, &suite)
 			}
 			suite.Tests++
 			suite.TestCases = append(suite.TestCases, tc)
@@ -97,29 +97,29 @@ func (p gap) mark(tc *reporters.JUnitTestCase, suite *reporters.JUnitTestSuite) 
 }
 
 // notAsked is why condition c was not checked for pool (zero when it was).
-func (g Verdict) notAsked(pool string, c Condition) gap {
+func (v Verdict) notAsked(pool string, c Condition) gap {
 	switch {
-	case c == IntentMismatch && !g.IntentChecked:
+	case c == IntentMismatch && !v.IntentChecked:
 		return gap{why: "no --intent: nodes were not held to a plan"}
-	case c == SchedulerIgnoresDecl && len(g.Schedulers) == 0:
+	case c == SchedulerIgnoresDecl && len(v.Schedulers) == 0:
 		return gap{why: "no --scheduler-name: no second scheduler was probed"}
-	case c == CheckNotMade && !slices.ContainsFunc(g.Reasons, func(r Reason) bool { return r.Condition == CheckNotMade }) && len(g.Unchecked) > 0:
+	case c == CheckNotMade && !slices.ContainsFunc(v.Reasons, func(r Reason) bool { return r.Condition == CheckNotMade }) && len(v.Unchecked) > 0:
 		return gap{why: "no --hold-unchecked: checks not made leave the verdict INCOMPLETE instead (their own cases fail)"}
 	}
 	covers := func(u Unchecked) bool {
 		return slices.Contains(itemLeaves(u.Check), c) && (u.Pool == "" || u.Pool == pool || (u.Pool == ControlPlane && pool == ClusterWide))
 	}
-	for _, u := range g.Unchecked {
+	for _, u := range v.Unchecked {
 		if covers(u) {
 			return gap{why: u.String(), unchecked: true}
 		}
 	}
-	for _, u := range g.Accepted {
+	for _, u := range v.Accepted {
 		if covers(u) {
 			return gap{why: acceptedMark + u.String()}
 		}
 	}
-	for _, u := range g.notApplicableWrites() {
+	for _, u := range v.notApplicableWrites() {
 		if covers(u) {
 			return gap{why: u.String()}
 		}
@@ -132,9 +132,9 @@ const acceptedMark = "accepted (--accept-partial): "
 
 // notApplicableWrites is the node-write check where it does not apply
 // (one node): its condition is skipped, not passed.
-func (g Verdict) notApplicableWrites() []Unchecked {
+func (v Verdict) notApplicableWrites() []Unchecked {
 	var out []Unchecked
-	for _, u := range g.NotApplicable {
+	for _, u := range v.NotApplicable {
 		if u.Check == ItemNodeWrites {
 			u.Pool = ""
 			out = append(out, u)
@@ -145,14 +145,14 @@ func (g Verdict) notApplicableWrites() []Unchecked {
 
 // itemNotMade is why an item with no conditions of its own was not made:
 // unchecked when any of it was, else accepted.
-func (g Verdict) itemNotMade(item string) gap {
+func (v Verdict) itemNotMade(item string) gap {
 	var unchecked, accepted []string
-	for _, u := range g.Unchecked {
+	for _, u := range v.Unchecked {
 		if u.Check == item {
 			unchecked = append(unchecked, u.String())
 		}
 	}
-	for _, u := range g.Accepted {
+	for _, u := range v.Accepted {
 		if u.Check == item {
 			accepted = append(accepted, acceptedMark+u.String())
 		}

@@ -448,10 +448,10 @@ func orEmpty(s []string) []string {
 // (an apiserver with one off drops or refuses what a pod asks for).
 func apiServerGates(minor string) []string {
 	gates := []string{fixtures.NodeDeclaredFeatures}
-	for _, p := range fixtures.SchedulingProbes(minor) {
+	for _, p := range fixtures.FeaturePods(minor) {
 		gates = append(gates, p.APIServerGate)
 	}
-	for _, u := range fixtures.UpdateProbes(minor) {
+	for _, u := range fixtures.FeatureUpdates(minor) {
 		gates = append(gates, u.APIServerGate)
 	}
 	slices.Sort(gates)

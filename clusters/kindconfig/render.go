@@ -195,7 +195,7 @@ func kubeletPatches(kind, pool string, k topology.Kubelet, o Options) (nodePatch
 // clusterPatch sets apiserver and scheduler flags, and keeps kubelets
 // running on cgroup v1 hosts.
 func clusterPatch(t *topology.Topology, o Options) ([]string, error) {
-	component := func(c topology.Component, extra map[string]string) map[string]string {
+	component := func(c topology.ComponentFlags, extra map[string]string) map[string]string {
 		args := map[string]string{}
 		for k, v := range extra {
 			args[k] = v

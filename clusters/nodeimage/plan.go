@@ -116,7 +116,7 @@ func (p Plan) isControlPlane(v kubeversion.Version) bool {
 }
 
 // TestImage is the probe pods' image, present on every node.
-const TestImage = fixtures.ProbeImage
+const TestImage = fixtures.ToolboxImage
 
 // NodeImageName is the repository of node images; the tag is vX.Y.Z-<key>.
 const NodeImageName = "ndfq/node"

@@ -17,7 +17,7 @@ import (
 // namespace, where no replacement could be made (the CI failure of stop
 // 22: "unable to create new content in namespace ... being terminated").
 func TestDependentPodsLeaveOutPodsOnTheirWayOut(t *testing.T) {
-	probe, ok := fixtures.SchedulingProbeFor("1.37", fixtures.RestartAllContainersOnContainerExits)
+	probe, ok := fixtures.FeaturePodFor("1.37", fixtures.RestartAllContainersOnContainerExits)
 	if !ok {
 		t.Fatal("no RestartAllContainers probe for 1.37")
 	}

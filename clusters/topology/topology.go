@@ -75,10 +75,10 @@ type ControlPlane struct {
 	// Count is how many control-plane nodes run (0 means 1). Two or more
 	// are an HA control plane: every node runs an apiserver and an etcd
 	// member, and kind puts its load balancer in front of the apiservers.
-	Count     int       `yaml:"count,omitempty"`
-	APIServer Component `yaml:"apiServer,omitempty"`
-	Scheduler Component `yaml:"scheduler,omitempty"`
-	Kubelet   Kubelet   `yaml:"kubelet,omitempty"`
+	Count     int            `yaml:"count,omitempty"`
+	APIServer ComponentFlags `yaml:"apiServer,omitempty"`
+	Scheduler ComponentFlags `yaml:"scheduler,omitempty"`
+	Kubelet   Kubelet        `yaml:"kubelet,omitempty"`
 	// ExtraSchedulers run beside the default kube-scheduler, as a platform
 	// team runs one for batch or legacy workloads.
 	ExtraSchedulers []ExtraScheduler `yaml:"extraSchedulers,omitempty"`
@@ -96,7 +96,7 @@ type ControlPlane struct {
 type ControlPlaneNode struct {
 	// APIServer is laid over controlPlane.apiServer on this node: its gates
 	// are merged, its extraArgs set ("" removes a flag).
-	APIServer Component `yaml:"apiServer,omitempty"`
+	APIServer ComponentFlags `yaml:"apiServer,omitempty"`
 }
 
 // ExtraScheduler is a second kube-scheduler of the control plane's own
@@ -118,8 +118,8 @@ const DefaultSchedulerName = "default-scheduler"
 // manifest names an extra scheduler must not take.
 var reservedStaticPods = []string{DefaultSchedulerName, "kube-scheduler", "kube-apiserver", "kube-controller-manager", "etcd"}
 
-// Component is a control-plane component's flags.
-type Component struct {
+// ComponentFlags is a control-plane component's flags.
+type ComponentFlags struct {
 	FeatureGates map[string]bool   `yaml:"featureGates,omitempty"`
 	ExtraArgs    map[string]string `yaml:"extraArgs,omitempty"`
 }
@@ -466,7 +466,7 @@ func skew(what string, apiserver, v kubeversion.Version) string {
 // reservedArgs must be set through their own fields.
 var reservedArgs = map[string]string{"feature-gates": "featureGates"}
 
-func checkComponent(where, minor string, c Component) []string {
+func checkComponent(where, minor string, c ComponentFlags) []string {
 	var p []string
 	for arg := range c.ExtraArgs {
 		if field, ok := reservedArgs[arg]; ok {
@@ -521,7 +521,7 @@ func checkExtraSchedulers(minor string, extra []ExtraScheduler) []string {
 			p = append(p, fmt.Sprintf("%s: schedulerName %q is used twice", where, s.Name))
 		}
 		seen[s.Name] = true
-		p = append(p, checkComponent(where, minor, Component{FeatureGates: s.FeatureGates})...)
+		p = append(p, checkComponent(where, minor, ComponentFlags{FeatureGates: s.FeatureGates})...)
 	}
 	return p
 }
@@ -640,19 +640,19 @@ func (t *Topology) APIServer() fixtures.Component { return t.component(t.Control
 // Scheduler is the control plane's kube-scheduler in the oracle's terms.
 func (t *Topology) Scheduler() fixtures.Component { return t.component(t.ControlPlane.Scheduler) }
 
-func (t *Topology) component(c Component) fixtures.Component {
+func (t *Topology) component(c ComponentFlags) fixtures.Component {
 	return fixtures.Component{Version: t.ControlPlane.Version, Gates: c.FeatureGates, EmulatedVersion: c.ExtraArgs["emulated-version"]}
 }
 
 // NodeAPIServer is the apiserver of control-plane node i as it runs: the
 // control plane's with that node's settings laid over it.
-func (t *Topology) NodeAPIServer(i int) Component {
+func (t *Topology) NodeAPIServer(i int) ComponentFlags {
 	base := t.ControlPlane.APIServer
 	if i >= len(t.ControlPlane.Nodes) {
 		return base
 	}
 	own := t.ControlPlane.Nodes[i].APIServer
-	out := Component{FeatureGates: map[string]bool{}, ExtraArgs: map[string]string{}}
+	out := ComponentFlags{FeatureGates: map[string]bool{}, ExtraArgs: map[string]string{}}
 	maps.Copy(out.FeatureGates, base.FeatureGates)
 	maps.Copy(out.FeatureGates, own.FeatureGates)
 	maps.Copy(out.ExtraArgs, base.ExtraArgs)
@@ -670,12 +670,12 @@ func (t *Topology) NodeAPIServer(i int) Component {
 // lays over kubeadm's after bring-up on each node whose apiserver does not
 // run as the first one does: its gates as they must end up, and the flags
 // to set ("" removes one).
-func (t *Topology) OwnAPIServerSettings() map[int]Component {
-	out := map[int]Component{}
+func (t *Topology) OwnAPIServerSettings() map[int]ComponentFlags {
+	out := map[int]ComponentFlags{}
 	first := t.NodeAPIServer(0).describe()
 	for i, n := range t.ControlPlane.Nodes {
 		if i > 0 && t.NodeAPIServer(i).describe() != first {
-			out[i] = Component{FeatureGates: t.NodeAPIServer(i).FeatureGates, ExtraArgs: n.APIServer.ExtraArgs}
+			out[i] = ComponentFlags{FeatureGates: t.NodeAPIServer(i).FeatureGates, ExtraArgs: n.APIServer.ExtraArgs}
 		}
 	}
 	return out
@@ -702,10 +702,10 @@ func (t *Topology) ForSuites() error {
 	return nil
 }
 
-func (c Component) empty() bool { return len(c.FeatureGates) == 0 && len(c.ExtraArgs) == 0 }
+func (c ComponentFlags) empty() bool { return len(c.FeatureGates) == 0 && len(c.ExtraArgs) == 0 }
 
 // describe is a component's settings as flags, for messages and reports.
-func (c Component) describe() string {
+func (c ComponentFlags) describe() string {
 	var parts []string
 	if len(c.FeatureGates) > 0 {
 		parts = append(parts, "--feature-gates="+FormatGates(c.FeatureGates))

@@ -187,17 +187,17 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				}
 				return err
 			}
-			gate := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
-			gate.NDFQVersion, gate.Context, gate.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
+			judged := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
+			judged.NDFQVersion, judged.Context, judged.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
 			// Every output is attempted; a write error does not hide a HOLD or INCOMPLETE.
 			var writeErrs []error
-			if err := writeGate(cmd.OutOrStdout(), gate, output); err != nil {
+			if err := writeVerdict(cmd.OutOrStdout(), judged, output); err != nil {
 				writeErrs = append(writeErrs, err)
 			}
 			if results != nil {
 				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsWriteTimeout)
 				defer cancel()
-				if err := results.saveVerdict(sctx, gate); err != nil {
+				if err := results.saveVerdict(sctx, judged); err != nil {
 					writeErrs = append(writeErrs, err)
 				} else {
 					log.Printf("results in configmap %s/%s (report.json, junit.xml)", results.ns, resultsCM)
@@ -207,12 +207,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				if out.path == "" {
 					continue
 				}
-				if err := writeGateFile(out.path, gate, out.form); err != nil {
+				if err := writeVerdictFile(out.path, judged, out.form); err != nil {
 					writeErrs = append(writeErrs, fmt.Errorf("%s %s: %w", out.flag, out.path, err))
 				}
 			}
 			writeErr := errors.Join(writeErrs...)
-			switch gate.Outcome {
+			switch judged.Outcome {
 			case verdict.HOLD:
 				sayWriteErr(cmd, writeErr)
 				return errSilentFailure
@@ -271,15 +271,15 @@ type resultsConfigMap struct {
 	ns, name, runID string
 }
 
-func (r *resultsConfigMap) saveVerdict(ctx context.Context, g verdict.Verdict) error {
+func (r *resultsConfigMap) saveVerdict(ctx context.Context, v verdict.Verdict) error {
 	var js, junit bytes.Buffer
-	if err := g.WriteJSON(&js); err != nil {
+	if err := v.WriteJSON(&js); err != nil {
 		return err
 	}
-	if err := g.WriteJUnit(&junit); err != nil {
+	if err := v.WriteJUnit(&junit); err != nil {
 		return err
 	}
-	return r.save(ctx, map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": string(g.Outcome)})
+	return r.save(ctx, map[string]string{"report.json": js.String(), "junit.xml": junit.String(), "verdict": string(v.Outcome)})
 }
 
 // save replaces the ConfigMap's data with data and the run's identity.
@@ -351,29 +351,29 @@ func peakRSS() int64 {
 	return 0
 }
 
-// writeGate prints the verdict in one of the --output forms.
-func writeGate(w io.Writer, g verdict.Verdict, form string) error {
+// writeVerdict prints the verdict in one of the --output forms.
+func writeVerdict(w io.Writer, v verdict.Verdict, form string) error {
 	switch form {
 	case "json":
-		return g.WriteJSON(w)
+		return v.WriteJSON(w)
 	case "yaml":
-		return g.WriteYAML(w)
+		return v.WriteYAML(w)
 	case "markdown":
-		return g.WriteMarkdown(w)
+		return v.WriteMarkdown(w)
 	case "junit":
-		return g.WriteJUnit(w)
+		return v.WriteJUnit(w)
 	case "svg":
-		return g.WriteSVG(w)
+		return v.WriteSVG(w)
 	}
-	return g.WriteText(w)
+	return v.WriteText(w)
 }
 
-func writeGateFile(path string, g verdict.Verdict, form string) error {
+func writeVerdictFile(path string, v verdict.Verdict, form string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := writeGate(f, g, form); err != nil {
+	if err := writeVerdict(f, v, form); err != nil {
 		f.Close()
 		return err
 	}

@@ -57,7 +57,7 @@ func ObserveControlUpdate(pool topology.Pool, ctl fixtures.ControlUpdate) Observ
 // ObserveFeatureUpdate is the answer to an update that needs probe's
 // feature of a pod on pool and, where it was admitted, what the kubelet
 // then did with it: applied it, or called it infeasible.
-func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) ObserveFunc {
+func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.FeatureUpdate) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		pod, res, err := startedAndUpdated(ctx, cs, ns, name, pool, probe.Apply, probe.Started, probe.Subresource, probe.Patch)
 		o := Observation{Node: res.Node, Update: &res, Err: errText(err)}
@@ -89,7 +89,7 @@ func ObserveFeatureUpdate(pool topology.Pool, probe fixtures.UpdateProbe) Observ
 // to node, which does not exist, or (node "") bound to none, left to a
 // scheduler that does not run. The update comes at once: the pod garbage
 // collector deletes a pod bound to a missing node after its quarantine.
-func ObserveUpdateWithoutNode(probe fixtures.UpdateProbe, node string) ObserveFunc {
+func ObserveUpdateWithoutNode(probe fixtures.FeatureUpdate, node string) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		pod := fixtures.BasePod(name, topology.PoolLabel, "ndfq-no-such-pool")
 		probe.Apply(pod)
@@ -145,7 +145,7 @@ func startedOn(ctx context.Context, cs kubernetes.Interface, ns, name string, po
 // kubelet did: PodFeatureUnsupported, its sandbox refused, or the feature
 // honoured or ignored (as the pod reports it, or, for a rule, whether the
 // sibling restarted when main exited).
-func ObserveKubelet(pool topology.Pool, probe fixtures.SchedulingProbe) ObserveFunc {
+func ObserveKubelet(pool topology.Pool, probe fixtures.FeaturePod) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		node, err := firstNodeOf(ctx, cs, pool)
 		if err != nil {
@@ -156,7 +156,7 @@ func ObserveKubelet(pool topology.Pool, probe fixtures.SchedulingProbe) ObserveF
 	}
 }
 
-func kubeletOutcome(ctx context.Context, cs kubernetes.Interface, ns, node string, pod *corev1.Pod, probe fixtures.SchedulingProbe) (string, probes.Admission, error) {
+func kubeletOutcome(ctx context.Context, cs kubernetes.Interface, ns, node string, pod *corev1.Pod, probe fixtures.FeaturePod) (string, probes.Admission, error) {
 	if probe.Exercise != nil {
 		probe.Exercise(pod)
 	}
@@ -303,7 +303,7 @@ func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
 // on port, then places a pod of a higher priority that needs probe's
 // feature and the same port: what the scheduler preempted for it. The
 // priority class is the observation's own, deleted when it ends.
-func ObservePreemption(pool topology.Pool, probe fixtures.SchedulingProbe, port int32) ObserveFunc {
+func ObservePreemption(pool topology.Pool, probe fixtures.FeaturePod, port int32) ObserveFunc {
 	return func(ctx context.Context, cs kubernetes.Interface, _ *rest.Config, ns, name string) Observation {
 		var held []string
 		for i := range pool.Count {

@@ -100,10 +100,10 @@ func DescribeSet(s []string) string {
 // the admission plugin infer.
 func CPMinor(t *topology.Topology) string { return t.ControlPlaneVersion().Minor() }
 
-// SchedulingProbe is the probe that needs feature on t's control plane;
+// FeaturePod is the probe that needs feature on t's control plane;
 // specs are only generated where the oracle has one.
-func SchedulingProbe(t *topology.Topology, feature string) fixtures.SchedulingProbe {
-	p, ok := fixtures.SchedulingProbeFor(CPMinor(t), feature)
+func FeaturePod(t *topology.Topology, feature string) fixtures.FeaturePod {
+	p, ok := fixtures.FeaturePodFor(CPMinor(t), feature)
 	if !ok {
 		panic(fmt.Sprintf("fixtures has no scheduling probe for %s on a %s control plane", feature, CPMinor(t)))
 	}

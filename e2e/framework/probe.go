@@ -96,9 +96,9 @@ func (e *Env) ProbeVerdict(ctx context.Context, args ...string) (int, verdict.Ve
 // ParseVerdict reads `ndfq probe -o json`'s output.
 func ParseVerdict(code int, out string) verdict.Verdict {
 	GinkgoHelper()
-	var g verdict.Verdict
-	Expect(json.Unmarshal([]byte(out), &g)).To(Succeed(), "ndfq probe -o json (exit %d) printed:\n%s", code, out)
-	return g
+	var v verdict.Verdict
+	Expect(json.Unmarshal([]byte(out), &v)).To(Succeed(), "ndfq probe -o json (exit %d) printed:\n%s", code, out)
+	return v
 }
 
 // ExpectHold is a HOLD (exit 1) on condition naming the pool's node, from
