@@ -103,6 +103,8 @@ func (p *prober) criReaderPod(node, endpoint string) *corev1.Pod {
 				Args:            []string{"probe", "read-cri", "--endpoint", "unix://" + criSocket},
 				SecurityContext: &corev1.SecurityContext{RunAsUser: &root, RunAsNonRoot: new(false)},
 				VolumeMounts:    []corev1.VolumeMount{{Name: "cri", MountPath: criSocket}},
+				// A failed read says why in the message too (its log's tail).
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			}},
 			Volumes: []corev1.Volume{{Name: "cri", VolumeSource: corev1.VolumeSource{
 				HostPath: &corev1.HostPathVolumeSource{Path: strings.TrimPrefix(endpoint, "unix://"), Type: &socket}}}},
@@ -160,7 +162,7 @@ func (p *prober) readRuntime(ctx context.Context, d *Declaration) (fixtures.Runt
 	}
 	p.remember(created.Name)
 	got, err := p.started(ctx, created.Name, func(pod *corev1.Pod) bool { return terminated(pod) != nil })
-	if err != nil {
+	if err != nil && (got == nil || terminated(got) == nil) {
 		return fixtures.Runtime{}, fmt.Errorf("its CRI reader pod %s: %w", created.Name, err)
 	}
 	t := terminated(got)
