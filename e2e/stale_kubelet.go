@@ -17,6 +17,7 @@ import (
 	"github.com/ndfq/ndfq/clusters/surgery"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/e2e/framework"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/report"
 	"github.com/ndfq/ndfq/verdict"
 )
@@ -169,8 +170,13 @@ func staleKubelet(t *topology.Topology, inputGetter func() StaleKubeletSpecInput
 		By("a feature pod waits, refused for the NotReady taint (its stale declarations still say yes); a control pod with no affinity goes elsewhere")
 		waiting := e.Place(ctx, ns, framework.PoolPod("waits-"+subject.Name, subject, probe.Apply))
 		Expect(waiting.Node).To(BeEmpty(), "a feature pod was bound to the NotReady node %s", n.name)
-		Expect(waiting.Message).To(Or(ContainSubstring(corev1.TaintNodeUnreachable), ContainSubstring(corev1.TaintNodeNotReady)),
-			"why the feature pod waits: the node's NotReady taint, not its declarations")
+		// The scheduler names the TaintToleration plugin's reason, not the
+		// taint's key ("N node(s) had untolerated taint(s)"); the node's own
+		// taints say which.
+		Expect(waiting.Message).To(ContainSubstring(fixtures.TaintRefusal), "why the feature pod waits: the node's NotReady taint")
+		Expect(waiting.Message).NotTo(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)), "not its declarations, which still say yes")
+		Expect(e.Node(ctx, n.name).Spec.Taints).To(ContainElement(HaveField("Key", Or(Equal(corev1.TaintNodeUnreachable), Equal(corev1.TaintNodeNotReady)))),
+			"node %s, NotReady, carries the node lifecycle controller's taint", n.name)
 		elsewhere := e.Place(ctx, ns, framework.AnyPod("elsewhere-"+subject.Name))
 		Expect(elsewhere.Node).NotTo(BeEmpty(), "control pod while %s is down: %s", n.name, elsewhere.Message)
 		Expect(elsewhere.Node).NotTo(Equal(n.name), "a control pod bound to the NotReady node")

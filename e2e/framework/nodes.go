@@ -230,6 +230,37 @@ func (e *Env) WaitNodeReady(ctx context.Context, name string, ready bool) {
 	})).To(Succeed())
 }
 
+// WaitNodesSettled waits (wait-nodes) until every node is Ready and free
+// of the node lifecycle controller's NotReady/unreachable taints: an
+// apiserver restarted on a loaded host can leave leases unrenewed long
+// enough for the controller to taint nodes it then clears. It returns the
+// nodes that were not settled at first, for the spec to record.
+func (e *Env) WaitNodesSettled(ctx context.Context) []string {
+	GinkgoHelper()
+	var first []string
+	checked := false
+	Expect(wait.Until(ctx, wait.Nodes, "every node Ready and untainted by the node lifecycle controller", func(ctx context.Context) (bool, string, error) {
+		list, err := e.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		var unsettled []string
+		for _, n := range list.Items {
+			tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+				return t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady
+			})
+			if !wait.NodeReady(n) || tainted {
+				unsettled = append(unsettled, n.Name)
+			}
+		}
+		if !checked {
+			first, checked = unsettled, true
+		}
+		return len(unsettled) == 0, fmt.Sprintf("not settled: %v", unsettled), nil
+	})).To(Succeed())
+	return first
+}
+
 // ReadGates reads a component's gates, retrying (wait-metrics) while its
 // metrics endpoint is not answering yet.
 func ReadGates(ctx context.Context, what string, read func(context.Context) (probes.Gates, error)) probes.Gates {
