@@ -12,7 +12,6 @@ import (
 	"github.com/ndfq/ndfq/claims"
 	"github.com/ndfq/ndfq/e2e/framework"
 	"github.com/ndfq/ndfq/fixtures"
-	"github.com/ndfq/ndfq/probes"
 )
 
 // StreamingSpecInput is the input of StreamingSpec.
@@ -76,7 +75,7 @@ func StreamingSpec(_ context.Context, inputGetter func() StreamingSpecInput) {
 
 // streamOutcome is op's outcome in the observation; an observation
 // without it is a failure to observe, said as one.
-func streamOutcome(o framework.Observation, op fixtures.StreamOp) probes.StreamOutcome {
+func streamOutcome(o framework.Observation, op fixtures.StreamOp) framework.StreamOutcome {
 	GinkgoHelper()
 	for _, s := range o.Streams {
 		if s.Op == op {
@@ -84,5 +83,5 @@ func streamOutcome(o framework.Observation, op fixtures.StreamOp) probes.StreamO
 		}
 	}
 	Fail(fmt.Sprintf("the observation of cell %s has no %s outcome", o.Cell, op))
-	return probes.StreamOutcome{}
+	return framework.StreamOutcome{}
 }

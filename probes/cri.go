@@ -156,7 +156,7 @@ func (p *prober) readRuntime(ctx context.Context, d *Declaration) (fixtures.Runt
 		return fixtures.Runtime{}, fmt.Errorf("its kubelet's containerRuntimeEndpoint %q is not a unix socket", d.RuntimeEndpoint)
 	}
 	defer p.slot()()
-	created, err := createPod(ctx, p.cs, p.ns, p.criReaderPod(d.Node, d.RuntimeEndpoint))
+	created, err := CreatePod(ctx, p.cs, p.ns, p.criReaderPod(d.Node, d.RuntimeEndpoint))
 	if err != nil {
 		return fixtures.Runtime{}, fmt.Errorf("create its CRI reader pod: %w", err)
 	}

@@ -36,7 +36,7 @@ type Placement struct {
 // or beside many other probes) does not stretch it.
 func Place(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (Placement, error) {
 	start := time.Now()
-	created, err := createPod(ctx, cs, namespace, pod)
+	created, err := CreatePod(ctx, cs, namespace, pod)
 	if err != nil {
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}
@@ -109,7 +109,7 @@ func BindDirectly(ctx context.Context, cs kubernetes.Interface, namespace, node 
 	pod = pod.DeepCopy()
 	pod.Spec.NodeName = node
 	pod.Spec.Affinity = nil
-	if _, err := createPod(ctx, cs, namespace, pod); err != nil {
+	if _, err := CreatePod(ctx, cs, namespace, pod); err != nil {
 		return Admission{Pod: pod.Name, Node: node}, fmt.Errorf("create pod %s on %s: %w", pod.Name, node, err)
 	}
 	res := Admission{Pod: pod.Name, Node: node}

@@ -15,12 +15,12 @@ import (
 	"github.com/ndfq/ndfq/internal/wait"
 )
 
-// createPod creates the pod. In a namespace made moments before, the
+// CreatePod creates the pod. In a namespace made moments before, the
 // ServiceAccount admission plugin refuses every pod with a 403 until
 // kube-controller-manager has made the default ServiceAccount: no lack of
 // permission, so that refusal is retried (wait-api) and, if it lasts,
 // reported as what it is.
-func createPod(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (*corev1.Pod, error) {
+func CreatePod(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod) (*corev1.Pod, error) {
 	var created *corev1.Pod
 	var last error
 	err := wait.Until(ctx, wait.API, "namespace "+namespace+" to admit pod "+pod.Name, func(ctx context.Context) (bool, string, error) {

@@ -40,18 +40,18 @@ var noDefaultSA = apierrors.NewForbidden(schema.GroupResource{Resource: "pods"},
 func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 	t.Setenv(wait.EnvVar(wait.API), "2s,10ms")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
-	if _, err := createPod(context.Background(), refusing(3, noDefaultSA), "ns", pod); err != nil {
+	if _, err := CreatePod(context.Background(), refusing(3, noDefaultSA), "ns", pod); err != nil {
 		t.Fatalf("three refusals before the ServiceAccount exists: %v", err)
 	}
 
 	t.Setenv(wait.EnvVar(wait.API), "50ms,10ms")
-	_, err := createPod(context.Background(), refusing(1000, noDefaultSA), "ns", pod)
+	_, err := CreatePod(context.Background(), refusing(1000, noDefaultSA), "ns", pod)
 	if err == nil || apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no ServiceAccount default") {
 		t.Fatalf("a lasting refusal must say the ServiceAccount is missing, not read as a 403: %v", err)
 	}
 
 	denied := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New(`User "u" cannot create resource "pods"`))
-	if _, err := createPod(context.Background(), refusing(1, denied), "ns", pod); !apierrors.IsForbidden(err) {
+	if _, err := CreatePod(context.Background(), refusing(1, denied), "ns", pod); !apierrors.IsForbidden(err) {
 		t.Fatalf("a missing permission is returned at once, as the 403 it is: %v", err)
 	}
 }

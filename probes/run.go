@@ -676,7 +676,7 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 				pod.Spec.Tolerations = append(pod.Spec.Tolerations, syntheticTolerations(p.id)...)
 			}
 			p.remember(pod.Name)
-			created, err := createPod(ctx, p.cs, p.ns, pod)
+			created, err := CreatePod(ctx, p.cs, p.ns, pod)
 			if err != nil {
 				if apierrors.IsForbidden(err) {
 					return &PermissionError{Verb: "create", Resource: "pods"}
@@ -1034,7 +1034,7 @@ func (p *prober) watchDecisions(ctx context.Context, cfg *rest.Config) (*decisio
 // does, reading the run's watch.
 func (p *prober) place(ctx context.Context, pod *corev1.Pod) (Placement, error) {
 	start := time.Now()
-	created, err := createPod(ctx, p.cs, p.ns, pod)
+	created, err := CreatePod(ctx, p.cs, p.ns, pod)
 	if err != nil {
 		return Placement{Pod: pod.Name}, fmt.Errorf("create probe pod %s: %w", pod.Name, err)
 	}

@@ -282,7 +282,7 @@ func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
 			}
 		}
 		for _, op := range fixtures.StreamOps {
-			o.Streams = append(o.Streams, probes.Stream(ctx, cfg, cs, ns, name, op))
+			o.Streams = append(o.Streams, Stream(ctx, cfg, cs, ns, name, op))
 		}
 		if routes {
 			if after, err = probes.StreamRouteCounts(ctx, cfg, cs); err != nil {
@@ -337,7 +337,7 @@ func ObservePreemption(pool topology.Pool, probe fixtures.FeaturePod, port int32
 		if err != nil {
 			return Observation{Err: err.Error()}
 		}
-		res, err := probes.Preempt(ctx, cs, ns, pod, held)
+		res, err := Preempt(ctx, cs, ns, pod, held)
 		return Observation{Node: res.Node, Preemption: &res, Err: errText(err)}
 	}
 }

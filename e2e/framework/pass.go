@@ -50,11 +50,11 @@ type Observation struct {
 	Resize string `json:"resize,omitempty"`
 	// SpecChanged says whether an admitted control update moved the pod's
 	// generation, where the apiserver may drop what it asks.
-	SpecChanged *bool              `json:"specChanged,omitempty"`
-	Kubelet     *KubeletResult     `json:"kubelet,omitempty"`
-	Preemption  *probes.Preemption `json:"preemption,omitempty"`
+	SpecChanged *bool          `json:"specChanged,omitempty"`
+	Kubelet     *KubeletResult `json:"kubelet,omitempty"`
+	Preemption  *Preemption    `json:"preemption,omitempty"`
 	// Streams are the streaming operations' outcomes, in fixtures.StreamOps order.
-	Streams []probes.StreamOutcome `json:"streams,omitempty"`
+	Streams []StreamOutcome `json:"streams,omitempty"`
 	// Evidence is the pod and its events as last seen, under ARTIFACTS.
 	Evidence string  `json:"evidence,omitempty"`
 	Seconds  float64 `json:"seconds"`

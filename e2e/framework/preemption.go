@@ -1,4 +1,4 @@
-package probes
+package framework
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
 )
 
 // Preemption is what became of a high-priority pod that had to preempt
@@ -35,7 +36,7 @@ type Preemption struct {
 // held are the running pods it could preempt, in namespace.
 func Preempt(ctx context.Context, cs kubernetes.Interface, namespace string, pod *corev1.Pod, held []string) (Preemption, error) {
 	res := Preemption{Pod: pod.Name}
-	if _, err := createPod(ctx, cs, namespace, pod); err != nil {
+	if _, err := probes.CreatePod(ctx, cs, namespace, pod); err != nil {
 		return res, fmt.Errorf("create pod %s: %w", pod.Name, err)
 	}
 	err := wait.Until(ctx, wait.Scheduling, "pod "+pod.Name+" bound, or refused with no node nominated", func(ctx context.Context) (bool, string, error) {
