@@ -70,12 +70,6 @@ func RowOf(kind Kind) (Row, bool) {
 	return Row{}, false
 }
 
-// IsKind says whether an observation's kind states a claim of the table.
-func IsKind(kind string) bool {
-	_, ok := RowOf(Kind(kind))
-	return ok
-}
-
 // Holds judges an observation of the cell as its kind's row does.
 func (c Cell) Holds(seen string) bool {
 	if r, ok := RowOf(c.Kind); ok && r.Holds != nil {

@@ -95,34 +95,18 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 
 	for _, pool := range t.Pools() {
 		intent := pool.Intent()
-		enabled, known := fixtures.ExpectedGate(intent.Minor(), intent.Gates, fixtures.NodeDeclaredFeatures)
-		It(fmt.Sprintf("every kubelet of pool %s (%s) reports NodeDeclaredFeatures %s", pool.Name, pool.PoolVersion(), describeIntent(enabled, known)), func(ctx SpecContext) {
+		want := claims.GateState(fixtures.ExpectedGate(intent.Minor(), intent.Gates, fixtures.NodeDeclaredFeatures))
+		It(fmt.Sprintf("every kubelet of pool %s (%s) reports NodeDeclaredFeatures %s", pool.Name, pool.PoolVersion(), want), func(ctx SpecContext) {
 			nodes := e.NodesOfPool(ctx, pool.Name)
 			Expect(nodes).To(HaveLen(pool.Count))
 			for _, n := range nodes {
 				gates := framework.ReadGates(ctx, "kubelet on "+n.Name, func(ctx context.Context) (probes.Gates, error) {
 					return probes.KubeletGates(ctx, e.Clientset, n.Name)
 				})
-				Expect(matchesIntent(gates, enabled, known)).To(BeTrue(),
-					"kubelet on %s (pool %s, %s) reports NodeDeclaredFeatures %s; topology intends %s", n.Name, pool.Name, pool.PoolVersion(), gates.Describe(fixtures.NodeDeclaredFeatures), describeIntent(enabled, known))
+				seen := claims.GateState(gates.Enabled(fixtures.NodeDeclaredFeatures), gates.Known(fixtures.NodeDeclaredFeatures))
+				Expect(seen).To(Equal(want),
+					"kubelet on %s (pool %s, %s) reports NodeDeclaredFeatures %s; topology intends %s", n.Name, pool.Name, pool.PoolVersion(), gates.Describe(fixtures.NodeDeclaredFeatures), want)
 			}
 		})
 	}
-}
-
-func describeIntent(enabled, known bool) string {
-	switch {
-	case !known:
-		return "unknown to this component"
-	case enabled:
-		return "on"
-	}
-	return "off"
-}
-
-func matchesIntent(g probes.Gates, enabled, known bool) bool {
-	if !known {
-		return !g.Known(fixtures.NodeDeclaredFeatures)
-	}
-	return g.Known(fixtures.NodeDeclaredFeatures) && g.Enabled(fixtures.NodeDeclaredFeatures) == enabled
 }

@@ -32,7 +32,7 @@ func ReadVerdict(path string) (verdict.Outcome, []string, error) {
 				return "", nil, fmt.Errorf("%s: first line %q is not report.md's title", path, line)
 			}
 			outcome = verdict.Outcome(line[i+len(" — "):])
-		case line == "## Why HOLD" || line == "## Not every claim was asked":
+		case line == whyHoldHeading || line == incompleteHeading:
 			inReasons = true
 		case strings.HasPrefix(line, "## "):
 			inReasons = false

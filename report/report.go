@@ -42,6 +42,12 @@ type Observation struct {
 // EntryName is the report entry name of observations.
 const EntryName = "ndfq"
 
+// The headings of report.md's reasons, which ReadVerdict reads back.
+const (
+	whyHoldHeading    = "## Why HOLD"
+	incompleteHeading = "## Not every claim was asked"
+)
+
 // CellEntryName is the report entry a cell's spec adds when it starts,
 // naming the cell (claims.Key): a spec that fails before it records an
 // observation still says which claim it was about.
@@ -200,7 +206,7 @@ func (s Summary) Markdown(w io.Writer) error {
 		p("Waits and windows: intervals.yaml's, none overridden.\n\n")
 	}
 	if s.Verdict() == HOLD {
-		p("## Why HOLD\n\n")
+		p("%s\n\n", whyHoldHeading)
 		for _, f := range s.Failures {
 			cells := ""
 			if len(f.Cells) > 0 {
@@ -214,7 +220,7 @@ func (s Summary) Markdown(w io.Writer) error {
 		p("\n")
 	}
 	if reasons := s.incompleteReasons(); len(reasons) > 0 {
-		p("## Not every claim was asked\n\n")
+		p("%s\n\n", incompleteHeading)
 		for _, r := range reasons {
 			p("- %s\n", r)
 		}
