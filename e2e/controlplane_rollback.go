@@ -84,19 +84,27 @@ func ControlPlaneRollbackSpec(_ context.Context, inputGetter func() ControlPlane
 		By("steps 2 and 3: the gates close in the reverse of the rollout order")
 		e.SetComponent(ctx, framework.KubeScheduler, sched.Applied(t.Scheduler()))
 		e.SetComponent(ctx, framework.KubeAPIServer, api.Applied(t.APIServer()))
+		apiBack := time.Now()
 
 		still := e.WaitRunning(ctx, ns, running.Name)
 		Expect(still.Spec.NodeName).To(Equal(running.Spec.NodeName))
 		Expect(still.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "the dependent pod was restarted by the rollback")
 
 		// The claim is about the rolled-back gates, not the restart's lapse
-		// of node leases: wait for nodes the controller tainted meanwhile.
-		if lapsed := e.WaitNodesSettled(ctx); len(lapsed) > 0 {
+		// of node leases: wait until every kubelet is heard from through the
+		// restarted apiserver, and for nodes the controller tainted meanwhile.
+		if lapsed := e.WaitNodesSettled(ctx, apiBack); len(lapsed) > 0 {
 			framework.Record(report.Observation{Kind: report.KindFinding, OK: true,
 				Text: fmt.Sprintf("after the control-plane restarts, nodes %v were NotReady or tainted unreachable for a while (leases unrenewed while the apiserver was down); waited for them before placing control pods", lapsed)})
 		}
 		for _, pool := range t.Pools() {
 			res := e.Place(ctx, ns, framework.PoolPod("control-"+pool.Name, pool, nil))
+			if res.Node == "" {
+				// Evidence: which taint refused it (the summary names none, F33).
+				for _, n := range e.NodesOfPool(ctx, pool.Name) {
+					AddReportEntry("taints of "+n.Name, n.Spec.Taints)
+				}
+			}
 			Expect(res.Node).NotTo(BeEmpty(), "control pod on %s after the rollback: %s", pool.Name, res.Message)
 		}
 		// Pending as the scheduler sees it: not bound (a bound pod may still

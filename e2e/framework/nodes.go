@@ -230,33 +230,46 @@ func (e *Env) WaitNodeReady(ctx context.Context, name string, ready bool) {
 	})).To(Succeed())
 }
 
-// WaitNodesSettled waits (wait-nodes) until every node is Ready and free
-// of the node lifecycle controller's NotReady/unreachable taints: an
-// apiserver restarted on a loaded host can leave leases unrenewed long
-// enough for the controller to taint nodes it then clears. It returns the
-// nodes that were not settled at first, for the spec to record.
-func (e *Env) WaitNodesSettled(ctx context.Context) []string {
+// WaitNodesSettled waits (wait-nodes) until every node's kubelet has
+// renewed its lease after since and the node is Ready and free of the node
+// lifecycle controller's NotReady/unreachable taints: an apiserver
+// restarted on a loaded host can leave leases unrenewed long enough for the
+// controller to taint nodes it then clears, and a node not tainted yet is
+// not settled until its kubelet is heard from again. It returns the nodes
+// that were not settled at first, for the spec to record.
+func (e *Env) WaitNodesSettled(ctx context.Context, since time.Time) []string {
 	GinkgoHelper()
 	var first []string
 	checked := false
-	Expect(wait.Until(ctx, wait.Nodes, "every node Ready and untainted by the node lifecycle controller", func(ctx context.Context) (bool, string, error) {
+	Expect(wait.Until(ctx, wait.Nodes, "every node's lease renewed since "+since.Format(time.TimeOnly)+", Ready and untainted by the node lifecycle controller", func(ctx context.Context) (bool, string, error) {
 		list, err := e.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		var unsettled []string
+		leases, err := e.Clientset.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		renewed := map[string]bool{}
+		for _, l := range leases.Items {
+			renewed[l.Name] = l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since)
+		}
+		var unsettled, unheard []string
 		for _, n := range list.Items {
 			tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 				return t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady
 			})
-			if !wait.NodeReady(n) || tainted {
+			switch {
+			case !wait.NodeReady(n) || tainted:
 				unsettled = append(unsettled, n.Name)
+			case !renewed[n.Name]:
+				unheard = append(unheard, n.Name)
 			}
 		}
 		if !checked {
 			first, checked = unsettled, true
 		}
-		return len(unsettled) == 0, fmt.Sprintf("not settled: %v", unsettled), nil
+		return len(unsettled)+len(unheard) == 0, fmt.Sprintf("NotReady or tainted: %v; lease not renewed since: %v", unsettled, unheard), nil
 	})).To(Succeed())
 	return first
 }
