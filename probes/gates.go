@@ -5,7 +5,6 @@ package probes
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"maps"
@@ -198,38 +197,44 @@ func SchedulerGates(ctx context.Context, cfg *rest.Config, url string) (Gates, e
 // serves a self-signed certificate, so only its identity is not
 // verified; the client still authenticates.
 func schedulerFamilies(ctx context.Context, cfg *rest.Config, url string) (map[string]*dto.MetricFamily, error) {
-	tcfg, err := rest.TLSConfigFor(cfg)
+	return SecurePortFamilies(ctx, cfg, "kube-scheduler", url)
+}
+
+// SecurePortFamilies reads the metric families a component serves at url
+// on its secure port with the configuration's credentials (a token, a
+// token file or a client certificate). The scheduler and the kubelet serve
+// self-signed certificates by default, so only the server's identity is not
+// verified; the client still authenticates and is authorized.
+func SecurePortFamilies(ctx context.Context, cfg *rest.Config, what, url string) (map[string]*dto.MetricFamily, error) {
+	c := rest.CopyConfig(cfg)
+	c.Insecure, c.CAData, c.CAFile = true, nil, "" //nolint:gosec // self-signed serving certificates
+	c.Timeout = 15 * time.Second
+	client, err := rest.HTTPClientFor(c)
 	if err != nil {
 		return nil, err
 	}
-	if tcfg == nil {
-		tcfg = &tls.Config{}
-	}
-	tcfg.InsecureSkipVerify = true //nolint:gosec // self-signed serving cert of kube-scheduler
-	tcfg.RootCAs = nil
-	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.BearerToken != "" {
-		req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
-	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("kube-scheduler %s: %w", url, err)
+		return nil, fmt.Errorf("%s %s: %w", what, url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("kube-scheduler %s: HTTP %d: %s", url, resp.StatusCode, body)
+		return nil, fmt.Errorf("%s %s: HTTP %d: %s", what, url, resp.StatusCode, body)
 	}
 	families, err := parseFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("kube-scheduler %s: %w", url, err)
+		return nil, fmt.Errorf("%s %s: %w", what, url, err)
 	}
 	return families, nil
 }
+
+// GatesOf reads kubernetes_feature_enabled from parsed families.
+func GatesOf(families map[string]*dto.MetricFamily) (Gates, error) { return gatesOf(families) }
 
 // Names lists the gates, sorted.
 func (g Gates) Names() []string {
