@@ -38,6 +38,8 @@ export NDFQ_PROBE_JOB   := $(BIN)/probe-job.yaml
 
 # Linters, pinned; `go install pkg@version` builds each with its own go.mod.
 ACTIONLINT_VERSION    ?= v1.7.12
+# promtool and the e2e cluster's Prometheus: one release, built from source.
+PROMETHEUS_VERSION    ?= v0.316.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
 .PHONY: all build test verify lint validate e2e host images cluster-up cluster-down clean
@@ -88,9 +90,11 @@ test:
 	$(GO) test -count=1 $(UNIT_PKGS)
 
 ## verify: the oracle against each Kubernetes release it was written from
-## (downloads those releases once) and actionlint; CI runs it after make test
-verify: $(BIN)/actionlint
+## (downloads those releases once), the alert rules' promtool tests and
+## actionlint; CI runs it after make test
+verify: $(BIN)/actionlint $(BIN)/promtool
 	GO=$(GO) hack/verify-oracle.sh
+	PROMTOOL=$(BIN)/promtool hack/verify-rules.sh
 	$(BIN)/actionlint
 
 ## lint: golangci-lint (.golangci.yaml) over the code and the suites, and actionlint
@@ -99,6 +103,8 @@ lint:
 
 $(BIN)/actionlint:
 	GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+$(BIN)/promtool:
+	GOBIN=$(BIN) $(GO) install -trimpath github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 $(BIN)/golangci-lint:
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 

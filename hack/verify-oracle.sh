@@ -8,4 +8,4 @@
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 "${GO:-go}" vet -tags upstream ./fixtures/...
-"${GO:-go}" test -count=1 -tags upstream -run 'TestTablesMatchTheirRelease|TestGateNamesMatchTheirRelease|TestMessagesMatchTheirRelease|TestPauseImagesMatchTheirRelease|TestRuntimesMatchTheirRelease|TestSandboxRefusalsMatchTheirRelease|TestAdmissionPluginsMatchTheirRelease' ./fixtures/
+"${GO:-go}" test -count=1 -tags upstream -run 'TestTablesMatchTheirRelease|TestGateNamesMatchTheirRelease|TestMessagesMatchTheirRelease|TestPauseImagesMatchTheirRelease|TestRuntimesMatchTheirRelease|TestSandboxRefusalsMatchTheirRelease|TestAdmissionPluginsMatchTheirRelease|TestSignalsMatchTheirRelease' ./fixtures/
