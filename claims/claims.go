@@ -118,10 +118,8 @@ func Matrix(t *topology.Topology) []Cell {
 var matrices sync.Map
 
 func matrix(t *topology.Topology) []Cell {
-	cp := t.ControlPlaneVersion().Minor()
 	var out []Cell
-	for _, pool := range t.Pools() {
-		p := PoolContext{T: t, Pool: pool, CP: cp, API: t.APIServer(), Sched: t.Scheduler(), K: pool.Intent()}
+	for _, p := range poolContexts(t) {
 		for _, row := range Table {
 			if row.Pool != nil {
 				out = append(out, row.Pool(p)...)
@@ -142,6 +140,16 @@ func matrix(t *topology.Topology) []Cell {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// poolContexts are the contexts a row decides each pool's cells from.
+func poolContexts(t *topology.Topology) []PoolContext {
+	cp := t.ControlPlaneVersion().Minor()
+	var out []PoolContext
+	for _, pool := range t.Pools() {
+		out = append(out, PoolContext{T: t, Pool: pool, CP: cp, API: t.APIServer(), Sched: t.Scheduler(), K: pool.Intent()})
 	}
 	return out
 }

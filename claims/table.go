@@ -10,7 +10,7 @@ import (
 var Table = []Row{
 	declaresRow, pathRow, trustRow, streamingRow, resourceSliceRow, nodeOperationsRow,
 	placementRow, preemptionRow, updateRow, kubeletAdmissionRow, queueingRow, runtimeUpgradeRow,
-	controlPlaneGateRow,
+	controlPlaneGateRow, signalsRow,
 }
 
 // Row is one claim kind: what its cells say, the cells it yields for a
@@ -39,6 +39,8 @@ const (
 	InSharedPass Observed = "the suite's pass, one observation per pool"
 	// InWave: a disruptive wave over the topology's subject pools.
 	InWave Observed = "a disruptive wave"
+	// AroundPass: the suite's Prometheus, read before and after the pass.
+	AroundPass Observed = "the suite's Prometheus, around the pass"
 	// BySpec: its own spec reads or asks the cluster.
 	BySpec Observed = "its own spec"
 	// NotObserved: no probe asks it; its cells are not covered.

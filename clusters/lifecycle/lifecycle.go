@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -382,13 +383,17 @@ func Attach(t *topology.Topology, kubeconfig string) (*Cluster, error) {
 }
 
 // LoadImageArchive loads an image archive into every node's containerd,
-// as `kind load image-archive` does.
-func (c *Cluster) LoadImageArchive(path string) error {
+// as `kind load image-archive` does; with roles (kind's "control-plane",
+// "worker"), into the nodes of those roles only.
+func (c *Cluster) LoadImageArchive(path string, roles ...string) error {
 	list, err := c.Provider.ListInternalNodes(c.Name)
 	if err != nil {
 		return err
 	}
 	for _, n := range list {
+		if role, err := n.Role(); len(roles) > 0 && (err != nil || !slices.Contains(roles, role)) {
+			continue
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return err

@@ -133,7 +133,22 @@ func imagesCommand() *cobra.Command {
 	}
 	push.Flags().StringVar(&from, "from", "", "the image archive of a release (_dist/ndfq-image_VERSION.oci.tar) or of make probe-image")
 	push.Flags().StringVar(&to, "to", "", "the repository to push to, tagged with the image's version (or repo:tag)")
-	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage, push)
+	var promCache string
+	prometheus := &cobra.Command{
+		Use:   "prometheus",
+		Short: "Build (or reuse) the Prometheus image the e2e cluster runs, from " + nodeimage.Prometheus.Module + " " + nodeimage.Prometheus.Version + "'s source; prints the archive's path",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: promCache}, Log: progress.New(cmd.ErrOrStderr())}
+			archive, err := b.PrometheusImage(cmd.Context())
+			if err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), archive)
+			}
+			return err
+		},
+	}
+	prometheus.Flags().StringVar(&promCache, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
+	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage, push, prometheus)
 }
 
 // imagePlan merges topologies and explicit versions into one build plan,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -86,18 +87,31 @@ func ProbeJobManifest() string {
 // as make probe-image named it in bin/probe-job.yaml.
 func ProbeImageRef(ctx context.Context) string {
 	GinkgoHelper()
-	f, err := os.Open(ProbeJobManifest())
+	ref, err := probeImageRef(ctx)
 	Expect(err).NotTo(HaveOccurred())
+	return ref
+}
+
+// probeImageRef is ProbeImageRef's reading, for setup that has no Gomega.
+func probeImageRef(ctx context.Context) (string, error) {
+	f, err := os.Open(ProbeJobManifest())
+	if err != nil {
+		return "", err
+	}
 	defer f.Close()
 	var ref string
-	Expect(decoder.DecodeEach(ctx, f, func(_ context.Context, obj k8s.Object) error {
+	if err := decoder.DecodeEach(ctx, f, func(_ context.Context, obj k8s.Object) error {
 		if job, ok := obj.(*batchv1.Job); ok {
 			ref = job.Spec.Template.Spec.Containers[0].Image
 		}
 		return nil
-	})).To(Succeed())
-	Expect(ref).To(ContainSubstring("@sha256:"), "the Job of %s runs ndfq's image by digest", ProbeJobManifest())
-	return ref
+	}); err != nil {
+		return "", err
+	}
+	if !strings.Contains(ref, "@sha256:") {
+		return "", fmt.Errorf("the Job of %s runs ndfq's image by digest, not %q", ProbeJobManifest(), ref)
+	}
+	return ref, nil
 }
 
 // WaitJob waits (wait-probe-job) until the Job completes or fails and

@@ -52,6 +52,7 @@ type Observation struct {
 	// generation, where the apiserver may drop what it asks.
 	SpecChanged *bool          `json:"specChanged,omitempty"`
 	Kubelet     *KubeletResult `json:"kubelet,omitempty"`
+	Signal      *SignalResult  `json:"signal,omitempty"`
 	Preemption  *Preemption    `json:"preemption,omitempty"`
 	// Streams are the streaming operations' outcomes, in fixtures.StreamOps order.
 	Streams []StreamOutcome `json:"streams,omitempty"`
@@ -78,6 +79,8 @@ const ResizeApplied = "applied"
 type ObserveFunc func(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, ns, pod string) Observation
 
 type plannedCell struct {
+	// around is set for a cell observed around the pass, not in it.
+	around  AroundFunc
 	key     string
 	text    string // the spec's full text, as Ginkgo's focus matches it
 	labels  []string
@@ -112,6 +115,16 @@ func PlanShared(group string, c claims.Cell, text string, order int, observe Obs
 	defer planMu.Unlock()
 	plan = append(plan, plannedCell{key: c.Key(), text: strings.Join(append(slices.Clone(r.ContainerHierarchyTexts), text), " "),
 		labels: labels, order: order, observe: observe, group: group})
+}
+
+// PlanAround puts a cell into the suite's pass that is observed around
+// it, from the suite's Prometheus (signals): the pass starts Prometheus
+// first when any such cell is selected.
+func PlanAround(c claims.Cell, text string, around AroundFunc) {
+	Plan(c, text, 0, nil)
+	planMu.Lock()
+	defer planMu.Unlock()
+	plan[len(plan)-1].around = around
 }
 
 // passRuns are the selected cells by observation: a grouped cell joins
@@ -182,6 +195,15 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	if err != nil || len(cells) == 0 {
 		return nil, "", err
 	}
+	cells, around := splitAround(cells)
+	var span *PassSpan
+	if len(around) > 0 {
+		prom, err := e.StartPrometheus(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("the suite's Prometheus, for %d signals cells: %w", len(around), err)
+		}
+		span = &PassSpan{Prom: prom, CPMinor: CPMinor(e.Topology)}
+	}
 	start := time.Now()
 	// Its own client: two dozen pollers would starve the default rate limit.
 	rc := *e.Cluster.Client.RESTConfig()
@@ -207,6 +229,9 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	e.Log.Printf("pass: observing %d cells at once in namespace %s (at most %d at a time, bound %s)", len(cells), ns, passWorkers, bound)
 
 	obs = map[string]Observation{}
+	if span != nil {
+		span.Start = time.Now()
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, passWorkers)
@@ -243,6 +268,13 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 		}
 	}
 	e.Log.Printf("pass: %d of %d cells observed in %s (%d could not be observed; their specs fail with why)", len(obs), len(cells), time.Since(start).Round(time.Second), failed)
+	if span != nil {
+		// Before the namespace goes: refused pods still wait, as an
+		// operator's alert sees them.
+		span.End, span.Obs = time.Now(), obs
+		e.Log.Printf("pass: reading %d signals from the suite's Prometheus", len(around))
+		observeAround(ctx, span, around, obs)
+	}
 	return obs, ns, nil
 }
 

@@ -54,6 +54,9 @@ if [ "${E2E_STEPS}" != suites ]; then
 
   echo "== node images"
   "${NDFQ_BIN}" images build --topology "${TOPOLOGY}"
+
+  echo "== the suite's Prometheus (signals claims), from source"
+  "${NDFQ_BIN}" images prometheus >/dev/null
 fi
 [ "${E2E_STEPS}" = prepare ] && exit 0
 

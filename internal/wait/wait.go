@@ -46,6 +46,9 @@ const (
 	ForgeryWindow Name = "watch-forgery"
 	// CellPass bounds the suite's pass: every non-disruptive cell observed at once.
 	CellPass Name = "wait-cell-pass"
+	// AlertFires is the signals claim's bound: from the pass's end to a
+	// shipped alert firing (the refusals' alert waits 1m by its rule).
+	AlertFires Name = "wait-alert-fires"
 	// StreamOp bounds one exec, attach, port-forward or logs of a pod.
 	StreamOp Name = "wait-stream-op"
 	// QueueingNudge is how long pods refused for lack of a feature are
@@ -62,7 +65,7 @@ const (
 )
 
 // Names lists every interval name, as intervals.yaml must have them.
-var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass, StreamOp, QueueingNudge, QueueingBind, RuntimeStale}
+var Names = []Name{Default, PodCIDRs, Nodes, API, Metrics, Scheduling, PodRunning, NamespaceGone, PodsGone, KubeletSync, ProbeJob, BenchBatch, RuleWindow, ForgeryWindow, CellPass, AlertFires, StreamOp, QueueingNudge, QueueingBind, RuntimeStale}
 
 //go:embed intervals.yaml
 var intervalsYAML []byte

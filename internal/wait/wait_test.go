@@ -80,7 +80,7 @@ func TestUntilIsBoundedAndSaysWhy(t *testing.T) {
 // and ceiling: wait-queueing-bind=6m would let a scheduler that never
 // requeues pass (its unschedulable pods are flushed after 5m).
 func TestClaimWindowsAreBounded(t *testing.T) {
-	for _, name := range []Name{QueueingBind, RuntimeStale, RuleWindow, ForgeryWindow, QueueingNudge} {
+	for _, name := range []Name{QueueingBind, RuntimeStale, RuleWindow, ForgeryWindow, QueueingNudge, AlertFires} {
 		iv := MustGet(name)
 		if iv.Min <= 0 || iv.Max < iv.Min || iv.Timeout < iv.Min || iv.Timeout > iv.Max {
 			t.Errorf("%s: %+v has no floor and ceiling around its window", name, iv)

@@ -71,7 +71,7 @@ func Serve(ctx context.Context, cs kubernetes.Interface, cfg *rest.Config, o Opt
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(Registry(c), promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	ln, err := net.Listen("tcp", o.Listen)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Listen)
 	if err != nil {
 		return fmt.Errorf("exporter: --listen %s: %w", o.Listen, err)
 	}
