@@ -86,7 +86,7 @@ func ForeignClusterSpec(_ context.Context, inputGetter func() ForeignClusterSpec
 			}
 		}
 		Expect(pools).To(ConsistOf(probes.Unlabelled+"@"+cp.Version, oldPool))
-		Expect(g.Fingerprint).To(HaveKeyWithValue("kube-scheduler", "plugin seen refusing (no metrics read)"))
+		Expect(g.Fingerprint).To(HaveKeyWithValue("kube-scheduler", verdict.SchedulerSeenRefusing))
 
 		By("forging a declaration on the " + old.Version + " worker")
 		Expect(framework.PatchDeclared(ctx, c.Clientset, worker, []string{restartAll})).To(Succeed())

@@ -174,6 +174,9 @@ type Run struct {
 	APIRequests int64 `json:"apiRequests"`
 	// RunID is the value of RunLabel on everything the run created.
 	RunID string `json:"runID"`
+	// Signals are the upstream series read before the probe's pods and
+	// while they still wait: the leading scheduler's and each apiserver's.
+	Signals []SignalReading `json:"signals,omitempty"`
 }
 
 // NewRunID is a fresh run id: lower-case letters and digits, a label value.
@@ -371,6 +374,8 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	p.watched = watched
 	defer watched.stop()
+	signals := signalTargets(cs, in.Config, p.apiservers, run.SchedulerURL)
+	run.Signals = readSignals(ctx, signals)
 	say("placement and update probes on %d pools in namespace %s with image %s", len(run.Pools), p.ns, p.image)
 	// Pools are probed at once: each probe waits on its own pods.
 	type poolResult struct {
@@ -432,6 +437,8 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 		wg.Go(func() { p.readRuntimes(ctx, readers) })
 	}
 	wg.Wait()
+	// While the refused pods still wait: the scheduler's gauge holds them.
+	rereadSignals(ctx, signals, run.Signals)
 	for _, pr := range results {
 		if pr.err != nil {
 			return run, pr.err

@@ -37,6 +37,7 @@ const (
 	SchedulerIgnoresDecl      Condition = "scheduler-ignores-declarations"
 	ForeignNodeWrite          Condition = "foreign-node-write"
 	StreamingRoute            Condition = "streaming-route"
+	SignalSilent              Condition = "signal-silent"
 	CheckNotMade              Condition = "check-not-made"
 )
 
@@ -49,7 +50,7 @@ type About struct {
 // Conditions are every stop condition, in the order reports list them.
 var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool,
 	UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection,
-	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, StreamingRoute, CheckNotMade}
+	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, StreamingRoute, SignalSilent, CheckNotMade}
 
 // ConditionAbout says what each condition means and what to do.
 var ConditionAbout = map[Condition]About{
@@ -73,6 +74,7 @@ var ConditionAbout = map[Condition]About{
 	SchedulerIgnoresDecl:      {"a second scheduler (--scheduler-name) bound a pod to a node that does not declare what it needs", "enable the NodeDeclaredFeatures plugin in that scheduler's profile"},
 	ForeignNodeWrite:          {"one node's kubelet identity may write another node's status.declaredFeatures: any kubelet can declare for any node", "list NodeRestriction in kube-apiserver's --enable-admission-plugins (with --authorization-mode Node)"},
 	StreamingRoute:            {"the apiservers routed a WebSocket exec to a pool's node otherwise than its declaration says: proxied to a kubelet that does not declare ExtendWebSocketsToKubelet (its streams break) or translated where the node declares it", "compare the node's declaredFeatures with kube-apiserver's ExtendWebSocketsToKubelet gate on every apiserver"},
+	SignalSilent:              {"a component refused or rejected the probe's pods in its own words, but its upstream series (scheduler_unschedulable_pods, the validator's admission counter) did not rise by as many: an operator's dashboard and alerts are blind to it", "check the component's metrics (a relabelling, a wrong plugin or admission name, a proxy answering for it) before trusting the rules of config/prometheus/"},
 	CheckNotMade:              {"a check that applies could not be made (--hold-unchecked)", "see the unchecked item it names"},
 }
 
@@ -94,6 +96,7 @@ const (
 	ItemNodeWrites            = "node-writes"
 	ItemDecisionLatency       = "decision-latency"
 	ItemStreamingRoute        = "streaming-route"
+	ItemSignals               = "signals"
 )
 
 // ItemInfo is one unchecked item: what it leaves unasked (those JUnit cases
@@ -128,6 +131,7 @@ var Items = []ItemInfo{
 	{ItemNodeWrites, []Condition{ForeignNodeWrite}, About{"no kubelet identity was asked to write another node's declarations (impersonation not granted, or the answer was not NodeRestriction's)", "bind config/rbac/node-writes.yaml, or read the refusal it names"}},
 	{ItemStreamingRoute, []Condition{StreamingRoute}, About{"how the apiservers routed a WebSocket exec to a pool's node was not read (no pods/exec, an apiserver's counter unread, or another client streamed meanwhile)", "bind config/rbac/kubelet.yaml, reach every apiserver, and probe again"}},
 	{ItemDecisionLatency, []Condition{SchedulerLatency}, About{"a pool's scheduling decisions were not all timed by the probe's watch: whole-second stamps cannot time them", "probe again; if it persists, the watch of the probe's pods is cut (a proxy's idle timeout?)"}},
+	{ItemSignals, []Condition{SignalSilent}, About{"a component that answered the probe had its upstream series unread (its /metrics not reachable or not answering)", "pass --scheduler-metrics-url (the leading scheduler's secure port) and reach every apiserver's /metrics"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
 
@@ -154,6 +158,7 @@ var checks = []check{
 	{"synthetic-node", nil, nil, checkSynthetic},
 	{"streaming-route", []Condition{StreamingRoute}, []string{ItemStreamingRoute}, checkRoutes},
 	{"intent", []Condition{IntentMismatch}, []string{ItemIntent}, checkIntent},
+	{"signals", []Condition{SignalSilent}, []string{ItemSignals}, checkSignals},
 }
 
 // checkScope names every node the run did not read: outside the selector,
@@ -198,6 +203,10 @@ func checkOracle(e *evaluation) {
 	}
 }
 
+// SchedulerSeenRefusing is the scheduler's fingerprint where its metrics
+// (its gates, and the signal scheduler_unschedulable_pods) were not read.
+const SchedulerSeenRefusing = "plugin seen refusing (no metrics read: its gates and scheduler_unschedulable_pods unchecked; --scheduler-metrics-url reads them)"
+
 // checkControlPlane holds the control plane's gates against each other and
 // the kubelets: the rollout order and the fingerprint.
 func checkControlPlane(e *evaluation) {
@@ -219,7 +228,7 @@ func checkControlPlane(e *evaluation) {
 		// that the default scheduler runs it (a plain cluster's scheduler
 		// listens on loopback only).
 		if seen, ok := e.pluginRefusal(); ok {
-			e.v.Fingerprint["kube-scheduler"] = "plugin seen refusing (no metrics read)"
+			e.v.Fingerprint["kube-scheduler"] = SchedulerSeenRefusing
 			if !e.apiOn {
 				e.hold(RolloutOrder, ControlPlane, "", "kube-scheduler refused a pod with the NodeDeclaredFeatures plugin's message (%q) while kube-apiserver has the gate off: turn the apiserver on first, then the scheduler", seen)
 			}
@@ -613,4 +622,49 @@ func droppedText(field string) string {
 		return ""
 	}
 	return ", but the apiserver dropped its " + field + " (nothing was judged)"
+}
+
+// checkSignals holds each component's upstream series to the answers it
+// gave the probe in its own words: the default scheduler's refusals by
+// the plugin, each apiserver's rejections by the validator (asked of each
+// apiserver where several are reached). A series that did not rise by as
+// many is HOLD; one that could not be read is unchecked. Without any
+// scheduler metrics URL none is read: the fingerprint says so.
+func checkSignals(e *evaluation) {
+	refusals := 0
+	for _, p := range e.run.Placements {
+		if p.Scheduler == "" && !p.Declares && !p.Bound && e.pluginWords(p) {
+			refusals++
+		}
+	}
+	rejections := map[string]int{}
+	for _, u := range e.run.Updates {
+		if u.Declares {
+			continue
+		}
+		if len(u.ByAPIServer) == 0 {
+			if validatorWords(u.Code, u.Message, u) {
+				rejections[""]++
+			}
+			continue
+		}
+		for ep, a := range u.ByAPIServer {
+			if validatorWords(a.Code, a.Message, u) {
+				rejections[ep]++
+			}
+		}
+	}
+	for _, s := range e.run.Signals {
+		answered, on := refusals, "kube-scheduler at "+s.Instance
+		if s.Component == "kube-apiserver" {
+			answered, on = rejections[s.Instance], "kube-apiserver "+nonEmpty(s.Instance, "behind the cluster's address")
+		}
+		switch {
+		case answered == 0:
+		case s.Unread != "":
+			e.unchecked(ItemSignals, ControlPlane, nil, "%s on %s was not read (%s): whether it counted the %d answers it gave the probe is unchecked", s.Signal, on, s.Unread, answered)
+		case s.After-s.Before < float64(answered):
+			e.hold(SignalSilent, ControlPlane, "", "%s on %s went from %g to %g while it gave the probe %d answers in its own words: a dashboard or alert on it would not see them", s.Signal, on, s.Before, s.After, answered)
+		}
+	}
 }

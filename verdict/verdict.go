@@ -192,6 +192,9 @@ type Verdict struct {
 	SyntheticNode string `json:"syntheticNode,omitempty"`
 	// Runtimes says where the judged nodes' runtime features came from.
 	Runtimes string `json:"runtimes,omitempty"`
+	// Signals says how each upstream series read moved around the
+	// probe's own refusals and rejections.
+	Signals string `json:"signals,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.
@@ -305,6 +308,7 @@ func Evaluate(run *probes.Run, policy Policy) Verdict {
 		}
 	}
 	v.Runtimes = runtimesFrom(run.Declarations)
+	v.Signals = signalsLine(run.Signals)
 	v.decide()
 	return v
 }
@@ -472,4 +476,21 @@ func apiServersDisagree(byEndpoint map[string]probes.Gates, gate string) (string
 		return "", false
 	}
 	return fmt.Sprintf("the %d kube-apiservers behind the cluster's address disagree on %s: %s; whether a request that needs it is honoured depends on which one answers", len(byEndpoint), gate, strings.Join(parts, "; ")), true
+}
+
+// signalsLine is each signal read, where, and how it moved.
+func signalsLine(readings []probes.SignalReading) string {
+	var parts []string
+	for _, s := range readings {
+		on := s.Component
+		if s.Instance != "" {
+			on += " " + s.Instance
+		}
+		if s.Unread != "" {
+			parts = append(parts, fmt.Sprintf("%s on %s unread (%s)", s.Signal, on, s.Unread))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s %g -> %g", s.Signal, on, s.Before, s.After))
+	}
+	return strings.Join(parts, "; ")
 }

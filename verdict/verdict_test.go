@@ -276,7 +276,7 @@ func TestUncheckedIsIncomplete(t *testing.T) {
 	// The plugin's refusal seen is the scheduler checked by its behaviour.
 	run := soundRun()
 	run.Scheduler = nil
-	if g := Evaluate(run, policy); g.Outcome != GO || g.Fingerprint["kube-scheduler"] != "plugin seen refusing (no metrics read)" {
+	if g := Evaluate(run, policy); g.Outcome != GO || g.Fingerprint["kube-scheduler"] != SchedulerSeenRefusing {
 		t.Errorf("plugin refusal seen: %s %v %v", g.Outcome, g.Unchecked, g.Fingerprint)
 	}
 	// No metrics and no refusal: whether the scheduler runs the plugin is unchecked.

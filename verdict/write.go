@@ -27,6 +27,9 @@ func (v Verdict) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", kube-scheduler %s", s)
 	}
 	fmt.Fprintln(w)
+	if v.Signals != "" {
+		fmt.Fprintf(w, "signals: %s\n", v.Signals)
+	}
 	if v.Runtimes != "" {
 		fmt.Fprintf(w, "runtime features: %s\n", v.Runtimes)
 	}
