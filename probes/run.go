@@ -374,7 +374,13 @@ func Probe(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	p.watched = watched
 	defer watched.stop()
-	signals := signalTargets(cs, in.Config, p.apiservers, run.SchedulerURL)
+	// The scheduler's series only where its URL was taken as the leader's:
+	// a standby's or another component's says nothing of the refusals.
+	leading := run.SchedulerURL
+	if run.SchedulerUnchecked != "" {
+		leading = ""
+	}
+	signals := signalTargets(cs, in.Config, p.apiservers, leading)
 	run.Signals = readSignals(ctx, signals)
 	say("placement and update probes on %d pools in namespace %s with image %s", len(run.Pools), p.ns, p.image)
 	// Pools are probed at once: each probe waits on its own pods.
