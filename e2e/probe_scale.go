@@ -102,7 +102,19 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 			Expect(code).To(Equal(3), "%s %v %v", planned.Outcome, planned.Reasons, planned.Unchecked)
 			Expect(planned.Reasons).To(BeEmpty(), "the fleet as its intent plans it")
 			Expect(planned.IntentChecked).To(BeTrue())
-			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20})
+			By(fmt.Sprintf("scraping ndfq exporter over %d simulated nodes: its series stay pools x minors x features plus a few, whatever the size", size))
+			exp := framework.ScrapeExporter(ctx, c.Kubeconfig)
+			features := 0
+			for _, v := range versions {
+				features = max(features, len(fixtures.FeaturesOf(v.Minor())))
+			}
+			// Per pool and minor: the feature series and six others; per
+			// pool two lease series; one for probe pods.
+			pools := len(versions) + 1 // and the kind node's
+			Expect(exp.Series).To(BeNumerically("<=", pools*(features+6)+pools*2+1), "ndfq_* series on %d nodes", size)
+			rows = append(rows, scaleRow{Nodes: size, Pools: len(g.Pools), WallSeconds: wall.Seconds(), ProbeSeconds: g.TookSeconds, APIRequests: g.APIRequests, PeakRSSMiB: g.PeakRSSBytes >> 20,
+				ExporterSeries: exp.Series, ExporterRSSMiB: exp.RSS >> 20, ExporterHeapMiB: exp.HeapUse >> 20})
+			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq exporter on %d kwok nodes: %d ndfq_* series, %d MiB resident, %d MiB heap in use", size, exp.Series, exp.RSS>>20, exp.HeapUse>>20)})
 			framework.Record(report.Observation{Kind: report.KindMeasure, Text: fmt.Sprintf("ndfq probe on %d kwok nodes (%d pools): %.1fs wall, %d API requests, %d MiB peak RSS, %s", size, len(g.Pools), wall.Seconds(), g.APIRequests, g.PeakRSSBytes>>20, g.Outcome)})
 		}
 		e.WriteBenchTable("bench-probe-scale", rows)
@@ -163,6 +175,10 @@ type scaleRow struct {
 	ProbeSeconds float64 `json:"probeSeconds"`
 	APIRequests  int64   `json:"apiRequests"`
 	PeakRSSMiB   int64   `json:"peakRSSMiB"`
+	// The exporter's scrape at this size.
+	ExporterSeries  int   `json:"exporterSeries"`
+	ExporterRSSMiB  int64 `json:"exporterRSSMiB"`
+	ExporterHeapMiB int64 `json:"exporterHeapMiB"`
 }
 
 // waitFleetReady waits (wait-nodes) until kwok has made want simulated nodes Ready.

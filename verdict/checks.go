@@ -50,7 +50,7 @@ type About struct {
 // Conditions are every stop condition, in the order reports list them.
 var Conditions = []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, StaleDeclarations, MissingReportRate, MixedPool,
 	UnexpectedRefusal, UnexpectedAdmission, ForeignRefusal, SchedulerLatency, UnexpectedUpdateRejection, UnexpectedUpdateAdmission, ForeignRejection,
-	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, StreamingRoute, SignalSilent, CheckNotMade}
+	APIServerSplit, GateFingerprint, IntentMismatch, SchedulerIgnoresDecl, ForeignNodeWrite, StreamingRoute, SignalSilent, AboveBaseline, CheckNotMade}
 
 // ConditionAbout says what each condition means and what to do.
 var ConditionAbout = map[Condition]About{
@@ -75,6 +75,7 @@ var ConditionAbout = map[Condition]About{
 	ForeignNodeWrite:          {"one node's kubelet identity may write another node's status.declaredFeatures: any kubelet can declare for any node", "list NodeRestriction in kube-apiserver's --enable-admission-plugins (with --authorization-mode Node)"},
 	StreamingRoute:            {"the apiservers routed a WebSocket exec to a pool's node otherwise than its declaration says: proxied to a kubelet that does not declare ExtendWebSocketsToKubelet (its streams break) or translated where the node declares it", "compare the node's declaredFeatures with kube-apiserver's ExtendWebSocketsToKubelet gate on every apiserver"},
 	SignalSilent:              {"a component refused or rejected the probe's pods in its own words, but its upstream series (scheduler_unschedulable_pods, the validator's admission counter) did not rise by as many: an operator's dashboard and alerts are blind to it", "check the component's metrics (a relabelling, a wrong plugin or admission name, a proxy answering for it) before trusting the rules of config/prometheus/"},
+	AboveBaseline:             {"a pool's missing-report rate, refusals, rejections or probe decision time is above the earlier report given with --baseline", "compare the two reports' pools: a pool that lost features, a kubelet rollout half done, or a slower scheduler; probe again after fixing it, or take a new baseline if the change is meant"},
 	CheckNotMade:              {"a check that applies could not be made (--hold-unchecked)", "see the unchecked item it names"},
 }
 
@@ -97,6 +98,7 @@ const (
 	ItemDecisionLatency       = "decision-latency"
 	ItemStreamingRoute        = "streaming-route"
 	ItemSignals               = "signals"
+	ItemBaseline              = "baseline"
 )
 
 // ItemInfo is one unchecked item: what it leaves unasked (those JUnit cases
@@ -132,6 +134,7 @@ var Items = []ItemInfo{
 	{ItemStreamingRoute, []Condition{StreamingRoute}, About{"how the apiservers routed a WebSocket exec to a pool's node was not read (no pods/exec, an apiserver's counter unread, or another client streamed meanwhile)", "bind config/rbac/kubelet.yaml, reach every apiserver, and probe again"}},
 	{ItemDecisionLatency, []Condition{SchedulerLatency}, About{"a pool's scheduling decisions were not all timed by the probe's watch: whole-second stamps cannot time them", "probe again; if it persists, the watch of the probe's pods is cut (a proxy's idle timeout?)"}},
 	{ItemSignals, []Condition{SignalSilent}, About{"a component that answered the probe had its upstream series unread (its /metrics not reachable or not answering)", "pass --scheduler-metrics-url (the leading scheduler's secure port) and reach every apiserver's /metrics"}},
+	{ItemBaseline, []Condition{AboveBaseline}, About{"a pool on one side only of the comparison with --baseline: its figures were not compared", "take a new baseline once the fleet's pools are what they should be"}},
 	{ItemIntent, []Condition{IntentMismatch}, About{"a part of the plan (--intent) that could not be held to the cluster: the scheduler's gates unread, an extra scheduler not probed", "pass --scheduler-metrics-url, or --scheduler-name for each scheduler the plan names"}},
 }
 
@@ -159,6 +162,8 @@ var checks = []check{
 	{"streaming-route", []Condition{StreamingRoute}, []string{ItemStreamingRoute}, checkRoutes},
 	{"intent", []Condition{IntentMismatch}, []string{ItemIntent}, checkIntent},
 	{"signals", []Condition{SignalSilent}, []string{ItemSignals}, checkSignals},
+	// Last: it compares the figures the checks above counted.
+	{"baseline", []Condition{AboveBaseline}, []string{ItemBaseline}, checkBaseline},
 }
 
 // checkScope names every node the run did not read: outside the selector,

@@ -37,6 +37,8 @@ type Policy struct {
 	AcceptPartial bool
 	// HoldUnchecked makes every check not made a reason to hold (--hold-unchecked).
 	HoldUnchecked bool
+	// Baseline is an earlier report to compare with (--baseline); nil: none.
+	Baseline *Baseline
 }
 
 // Reason is one stop condition that fired.
@@ -195,6 +197,8 @@ type Verdict struct {
 	// Signals says how each upstream series read moved around the
 	// probe's own refusals and rejections.
 	Signals string `json:"signals,omitempty"`
+	// Baseline names the earlier report this run was compared with.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.

@@ -37,6 +37,8 @@ func probeCommand() *cobra.Command {
 	var qps float32
 	var burst, kubeletSample int
 	var holdUnchecked, acceptPartial, waitCleanup bool
+	var baselineFile string
+	var baseline *verdict.Baseline
 	var timeout time.Duration
 	var intent *verdict.Intent
 	var tols []corev1.Toleration
@@ -60,9 +62,9 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 		// Flags are checked before anything connects to the cluster.
 		PreRunE: func(*cobra.Command, []string) error {
 			switch output {
-			case "text", "json", "yaml", "markdown", "junit":
+			case "text", "json", "yaml", "markdown", "junit", "prometheus":
 			default:
-				return fmt.Errorf("--output %q: want text, json, yaml, markdown or junit", output)
+				return fmt.Errorf("--output %q: want text, json, yaml, markdown, junit or prometheus", output)
 			}
 			switch {
 			case t.Freshness <= 0:
@@ -86,6 +88,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 			for _, out := range []struct{ flag, path string }{{"--json", jsonFile}, {"--junit", junit}, {"--svg", svg}} {
 				if err := writable(out.path); err != nil {
 					return fmt.Errorf("%s %s: %w", out.flag, out.path, err)
+				}
+			}
+			if baselineFile != "" {
+				var err error
+				if baseline, err = verdict.ReadBaseline(baselineFile); err != nil {
+					return err
 				}
 			}
 			if err := kube.check(); err != nil {
@@ -187,7 +195,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				}
 				return err
 			}
-			judged := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked})
+			judged := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked, Baseline: baseline})
 			judged.NDFQVersion, judged.Context, judged.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
 			// Every output is attempted; a write error does not hide a HOLD or INCOMPLETE.
 			var writeErrs []error
@@ -235,11 +243,12 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.StringVar(&criImage, "cri-image", "", "ndfq's own image (config/job/'s): read each kubelet's runtime features over its CRI from a pod of it on the node, rather than from the runtime's version (a root pod on the CRI socket, in the run's namespace labelled privileged: strong; docs/rollout.md)")
 	f.StringArrayVar(&tolerations, "tolerations", nil, "taints probe pods tolerate besides the control plane's, as KEY[=VALUE][:EFFECT] or * (repeatable)")
 	f.StringArrayVar(&schedulerNames, "scheduler-name", nil, "also send the placement probes through this scheduler (repeatable); one that binds a pod to a node lacking its feature holds scheduler-ignores-declarations")
-	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow verdict/probe.schema.json), markdown or junit")
+	f.StringVarP(&output, "output", "o", "text", "text, json, yaml (both follow verdict/probe.schema.json), markdown, junit, or prometheus (the verdict's figures for a textfile collector or a Pushgateway)")
 	f.StringVar(&svg, "svg", "", "also write an SVG chart of per-pool scheduling latency and refusals to this file")
 	f.StringVar(&junit, "junit", "", "also write the verdict as JUnit (one test case per pool and stop condition) to this file")
 	f.StringVar(&jsonFile, "json", "", "also write the verdict as JSON (verdict/probe.schema.json) to this file: text for people and JSON for the pipeline from one run")
 	f.StringVar(&resultsCM, "results-configmap", "", "also save report.json and junit.xml in this ConfigMap of the -n namespace (or $POD_NAMESPACE): how the in-cluster Job (config/job/) hands its results to a pipeline")
+	f.StringVar(&baselineFile, "baseline", "", "an earlier report (-o json or --json) to compare with: HOLD above-baseline where a pool's missing-report rate, refusals, rejections or decision time (over 2x and 1s more) rose")
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
@@ -364,6 +373,8 @@ func writeVerdict(w io.Writer, v verdict.Verdict, form string) error {
 		return v.WriteJUnit(w)
 	case "svg":
 		return v.WriteSVG(w)
+	case "prometheus":
+		return v.WritePrometheus(w)
 	}
 	return v.WriteText(w)
 }
