@@ -17,7 +17,7 @@ var kubeletAdmissionRow = Row{
 			c := p.Cell(KubeletAdmission, f.name)
 			switch k := p.K; {
 			case unaskablePod(&c, f, p.API):
-			case k.Publishes() && k.Knows(f.name) && !k.Declares(f.name):
+			case k.Publishes() && k.Knows(f.name) && k.Requires(f.name) && !k.Declares(f.name):
 				c.Expect = KubeletRejected
 			case !f.exercised:
 				c.Uncovered = fmt.Sprintf("fixtures have no exercise of %s yet: whether a %s kubelet that runs the pod honours it is not asked", f.name, k.Minor())

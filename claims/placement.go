@@ -23,7 +23,8 @@ var placementRow = Row{
 			c := p.Cell(Placement, f.name)
 			switch {
 			case unaskablePod(&c, f, p.API):
-			case p.K.Declares(f.name):
+			case p.K.Declares(f.name) || !p.K.Requires(f.name):
+				// Past the feature's MaxVersion the plugin asks nothing of the node.
 				c.Expect = Bound
 			case !p.Sched.Enables(fixtures.NodeDeclaredFeatures):
 				c.NotApplicable = "kube-scheduler has NodeDeclaredFeatures off in this topology: nothing refuses the pod (the staged rollout covers that stage)"

@@ -19,7 +19,7 @@ var preemptionRow = Row{
 		case unaskablePod(&c, f, p.API):
 		case !p.Sched.Enables(fixtures.NodeDeclaredFeatures):
 			c.NotApplicable = "kube-scheduler has NodeDeclaredFeatures off in this topology: any node may be a preemption candidate"
-		case p.K.Declares(f.name):
+		case p.K.Declares(f.name) || !p.K.Requires(f.name):
 			c.Expect = fixtures.Preempted
 		default:
 			c.Expect = fixtures.NotPreempted

@@ -172,7 +172,7 @@ func (d *Declaration) judge(rt fixtures.Runtime) {
 		effective[name] = s.Enabled
 	}
 	minor := kubeversion.MinorOf(d.KubeletVersion)
-	d.Expected = fixtures.Expected(minor, effective, rt)
+	d.Expected = fixtures.Expected(d.KubeletVersion, effective, rt)
 	d.RuntimeReport = rt.Reported()
 	switch d.RuntimeFrom {
 	case RuntimeUnknown:
