@@ -96,3 +96,13 @@ func CountedSeen(from, to float64, want int) string {
 	}
 	return fmt.Sprintf("rose from %g to %g where the pass saw %d", from, to, want)
 }
+
+// HeldSeen is CountedSeen for a gauge of what waits now (the scheduler's
+// unschedulable pods): its highest during the pass must hold every
+// refused pod, which all still wait at its end.
+func HeldSeen(peak float64, want int) string {
+	if want > 0 && peak >= float64(want) {
+		return Counted
+	}
+	return fmt.Sprintf("held at most %g where %d refused pods of the pass waited", peak, want)
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +27,12 @@ type SignalReading struct {
 	Instance string  `json:"instance,omitempty"`
 	Before   float64 `json:"before"`
 	After    float64 `json:"after"`
-	Unread   string  `json:"unread,omitempty"`
+	// Gauge: the series counts what waits now (the scheduler's
+	// unschedulable pods), not what happened: After is the highest of a
+	// few reads while the probe's pods wait, and it must hold them all
+	// whatever else came and went since Before.
+	Gauge  bool   `json:"gauge,omitempty"`
+	Unread string `json:"unread,omitempty"`
 }
 
 // signalTarget is where one component's signal is read.
@@ -102,7 +108,7 @@ func selectorLabels(sel string) map[string]string {
 func readSignals(ctx context.Context, targets []signalTarget) []SignalReading {
 	out := make([]SignalReading, len(targets))
 	for i, t := range targets {
-		out[i] = SignalReading{Signal: t.signal.Name, Component: t.component, Instance: t.instance}
+		out[i] = SignalReading{Signal: t.signal.Name, Component: t.component, Instance: t.instance, Gauge: t.signal.Gauge}
 		families, err := t.read(ctx)
 		if err != nil {
 			out[i].Unread = err.Error()
@@ -113,17 +119,35 @@ func readSignals(ctx context.Context, targets []signalTarget) []SignalReading {
 	return out
 }
 
+// gaugeReads is how many reads, a second apart, a gauge's After is the
+// highest of: the scheduler moves an unschedulable pod out of its count
+// for a moment when a cluster event requeues it.
+const gaugeReads = 3
+
 // rereadSignals reads the targets again into After.
 func rereadSignals(ctx context.Context, targets []signalTarget, readings []SignalReading) {
 	for i, t := range targets {
 		if readings[i].Unread != "" {
 			continue
 		}
-		families, err := t.read(ctx)
-		if err != nil {
-			readings[i].Unread = "after the probe's pods: " + err.Error()
-			continue
+		reads := 1
+		if readings[i].Gauge {
+			reads = gaugeReads
 		}
-		readings[i].After = signalValue(families, t.signal)
+		for n := range reads {
+			if n > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+			}
+			families, err := t.read(ctx)
+			if err != nil {
+				readings[i].Unread = "after the probe's pods: " + err.Error()
+				break
+			}
+			readings[i].After = max(readings[i].After, signalValue(families, t.signal))
+		}
 	}
 }

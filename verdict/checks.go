@@ -668,7 +668,9 @@ func checkSignals(e *evaluation) {
 		case answered == 0:
 		case s.Unread != "":
 			e.unchecked(ItemSignals, ControlPlane, nil, "%s on %s was not read (%s): whether it counted the %d answers it gave the probe is unchecked", s.Signal, on, s.Unread, answered)
-		case s.After-s.Before < float64(answered):
+		case s.Gauge && s.After < float64(answered):
+			e.hold(SignalSilent, ControlPlane, "", "%s on %s held at most %g (from %g before) while %d of the probe's pods it refused in its own words waited: a dashboard or alert on it would not see them", s.Signal, on, s.After, s.Before, answered)
+		case !s.Gauge && s.After-s.Before < float64(answered):
 			e.hold(SignalSilent, ControlPlane, "", "%s on %s went from %g to %g while it gave the probe %d answers in its own words: a dashboard or alert on it would not see them", s.Signal, on, s.Before, s.After, answered)
 		}
 	}

@@ -87,9 +87,10 @@ func (s *PassSpan) counted(ctx context.Context, query string, want int) Observat
 }
 
 // ObserveSchedulerRefusals: the scheduler's gauge of pods the plugin left
-// unschedulable rose by every refusal of the pass in the plugin's words.
+// unschedulable held every refusal of the pass in the plugin's words.
 // Refused pods wait until the pass's namespace goes, so the gauge's
-// highest during the pass holds them all.
+// highest during the pass holds them all (what waited before is no part
+// of it: a gauge, not a count).
 func ObserveSchedulerRefusals() AroundFunc {
 	return func(ctx context.Context, s *PassSpan) Observation {
 		words := strings.TrimSuffix(strings.TrimSpace(fixtures.SchedulerRefusal(s.CPMinor, "")), ":")
@@ -110,7 +111,7 @@ func ObserveSchedulerRefusals() AroundFunc {
 		if err != nil {
 			return Observation{Err: err.Error()}
 		}
-		return Observation{Signal: &SignalResult{Query: peak, From: from, To: to, Want: want, Seen: claims.CountedSeen(from, to, want),
+		return Observation{Signal: &SignalResult{Query: peak, From: from, To: to, Want: want, Seen: claims.HeldSeen(to, want),
 			Detail: fmt.Sprintf("%d pods of the pass refused in the plugin's words (%q)", want, words)}}
 	}
 }
