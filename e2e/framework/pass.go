@@ -197,12 +197,13 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	}
 	cells, around := splitAround(cells)
 	var span *PassSpan
+	var promErr error
 	if len(around) > 0 {
-		prom, err := e.StartPrometheus(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("the suite's Prometheus, for %d signals cells: %w", len(around), err)
+		// Without Prometheus only the signals cells fail, each with why.
+		var prom *Prometheus
+		if prom, promErr = e.StartPrometheus(ctx); promErr == nil {
+			span = &PassSpan{Prom: prom, CPMinor: CPMinor(e.Topology)}
 		}
-		span = &PassSpan{Prom: prom, CPMinor: CPMinor(e.Topology)}
 	}
 	start := time.Now()
 	// Its own client: two dozen pollers would starve the default rate limit.
@@ -229,6 +230,11 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	e.Log.Printf("pass: observing %d cells at once in namespace %s (at most %d at a time, bound %s)", len(cells), ns, passWorkers, bound)
 
 	obs = map[string]Observation{}
+	for _, c := range around {
+		if promErr != nil {
+			obs[c.key] = Observation{Cell: c.key, InPass: true, Err: "the suite's Prometheus: " + promErr.Error()}
+		}
+	}
 	if span != nil {
 		span.Start = time.Now()
 	}
