@@ -59,9 +59,19 @@ func signalsCell(c claims.Cell) (string, framework.AroundFunc) {
 	case fixtures.SignalKubeletRejections.Name:
 		return "the kubelets of " + c.Pool + " counted every pod the pass saw them reject in " + c.Feature + "{reason=PodFeatureUnsupported}", framework.ObserveKubeletRejections(c.Pool)
 	}
-	for _, a := range []string{claims.AlertSchedulerRefusals, claims.AlertValidatorRejection, claims.AlertKubeletRejections} {
+	for a, events := range map[string]func(*framework.PassSpan) int{
+		claims.AlertSchedulerRefusals:  func(s *framework.PassSpan) int { n, _ := s.Refused(); return n },
+		claims.AlertValidatorRejection: (*framework.PassSpan).Rejected,
+		claims.AlertKubeletRejections: func(s *framework.PassSpan) int {
+			n := 0
+			for _, c := range s.KubeletRejected("") {
+				n += c
+			}
+			return n
+		},
+	} {
 		if c.Feature == claims.AlertFeature(a) {
-			return "the shipped alert " + a + " was silent before the pass and fired during it", framework.ObserveAlert(a)
+			return "the shipped alert " + a + " was silent before the pass and fired during it", framework.ObserveAlert(a, events)
 		}
 	}
 	return "", func(context.Context, *framework.PassSpan) framework.Observation {

@@ -72,6 +72,41 @@ func poolOfKey(key string) string {
 	return parts[1]
 }
 
+// Refused counts the pass's pods refused in the plugin's words.
+func (s *PassSpan) Refused() (n int, words string) {
+	words = strings.TrimSuffix(strings.TrimSpace(fixtures.SchedulerRefusal(s.CPMinor, "")), ":")
+	for _, o := range s.Obs {
+		if p := o.Placement; p != nil && p.Node == "" && strings.Contains(p.Message, words) {
+			n++
+		}
+	}
+	return n, words
+}
+
+// Rejected counts the pass's updates rejected in the validator's words.
+func (s *PassSpan) Rejected() int {
+	const words = "pod update requires features"
+	n := 0
+	for _, o := range s.Obs {
+		if u := o.Update; u != nil && u.Code == 403 && strings.Contains(u.Message, words) {
+			n++
+		}
+	}
+	return n
+}
+
+// KubeletRejected counts, per node, the pass's pods a kubelet of pool
+// ("" any) rejected for a feature its node lacks.
+func (s *PassSpan) KubeletRejected(pool string) map[string]int {
+	perNode := map[string]int{}
+	for key, o := range s.Obs {
+		if k := o.Kubelet; k != nil && (pool == "" || poolOfKey(key) == pool) && k.Admission.Reason == fixtures.KubeletRejectionReason {
+			perNode[o.Node]++
+		}
+	}
+	return perNode
+}
+
 // counted reads a series' sum at the pass's start and end (a labelled
 // counter exists from its first increment: absent is 0).
 func (s *PassSpan) counted(ctx context.Context, query string, want int) Observation {
@@ -93,13 +128,7 @@ func (s *PassSpan) counted(ctx context.Context, query string, want int) Observat
 // of it: a gauge, not a count).
 func ObserveSchedulerRefusals() AroundFunc {
 	return func(ctx context.Context, s *PassSpan) Observation {
-		words := strings.TrimSuffix(strings.TrimSpace(fixtures.SchedulerRefusal(s.CPMinor, "")), ":")
-		want := 0
-		for _, o := range s.Obs {
-			if p := o.Placement; p != nil && p.Node == "" && strings.Contains(p.Message, words) {
-				want++
-			}
-		}
+		want, words := s.Refused()
 		sel := fmt.Sprintf(`sum(%s{%s,profile="default-scheduler"})`, fixtures.SignalSchedulerRefusals.Name, fixtures.SignalSchedulerRefusals.Selector)
 		from, err := s.Prom.Sum(ctx, sel, s.Start)
 		if err != nil {
@@ -121,13 +150,7 @@ func ObserveSchedulerRefusals() AroundFunc {
 // detail names each apiserver's part.
 func ObserveValidatorRejections() AroundFunc {
 	return func(ctx context.Context, s *PassSpan) Observation {
-		const words = "pod update requires features"
-		want := 0
-		for _, o := range s.Obs {
-			if u := o.Update; u != nil && u.Code == 403 && strings.Contains(u.Message, words) {
-				want++
-			}
-		}
+		want := s.Rejected()
 		series := fixtures.SignalValidatorRejections.Series()
 		o := s.counted(ctx, "sum("+series+")", want)
 		if o.Signal != nil {
@@ -162,12 +185,7 @@ func (s *PassSpan) byInstance(ctx context.Context, series string) string {
 // counter rose by as many.
 func ObserveKubeletRejections(pool string) AroundFunc {
 	return func(ctx context.Context, s *PassSpan) Observation {
-		perNode := map[string]int{}
-		for key, o := range s.Obs {
-			if k := o.Kubelet; k != nil && poolOfKey(key) == pool && k.Admission.Reason == fixtures.KubeletRejectionReason {
-				perNode[o.Node]++
-			}
-		}
+		perNode := s.KubeletRejected(pool)
 		var nodes []string
 		want := 0
 		for n, c := range perNode {
@@ -188,9 +206,14 @@ func ObserveKubeletRejections(pool string) AroundFunc {
 }
 
 // ObserveAlert: the shipped alert was not firing at the pass's start and
-// fires (wait-alert-fires) while the pass's refused pods still wait.
-func ObserveAlert(name string) AroundFunc {
+// fires (wait-alert-fires) while the pass's refused pods still wait;
+// events counts what the pass gave it to fire on (none: the cell fails at
+// once, naming why).
+func ObserveAlert(name string, events func(*PassSpan) int) AroundFunc {
 	return func(ctx context.Context, s *PassSpan) Observation {
+		if events(s) == 0 {
+			return Observation{Err: "the pass gave " + name + " nothing to fire on (were the cells it counts selected?)"}
+		}
 		firing := fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing"}`, name)
 		before, err := s.Prom.Vector(ctx, firing, s.Start)
 		if err != nil {

@@ -100,7 +100,7 @@ func TestRulesReadKnownSeries(t *testing.T) {
 	// A series name: an identifier followed by { or [ or a space, not a
 	// function call or a keyword.
 	name := regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
-	keywords := []string{"sum", "by", "max", "max_over_time", "count_over_time", "rate", "increase", "histogram_quantile", "or", "and", "unless", "on", "offset", "le", "pool", "minor", "profile", "instance", "d", "m"}
+	keywords := []string{"sum", "by", "max", "max_over_time", "count_over_time", "rate", "increase", "histogram_quantile", "or", "and", "unless", "on", "group_left", "offset", "le", "pool", "minor", "profile", "instance", "d", "m"}
 	// up is Prometheus's own series of every target.
 	known = append(known, "up")
 	for _, g := range f.Groups {
