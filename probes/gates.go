@@ -167,11 +167,20 @@ func (c GateSource) String() string {
 
 // APIServerGates reads the apiserver's own /metrics.
 func APIServerGates(ctx context.Context, cs kubernetes.Interface) (Gates, error) {
+	families, err := apiserverFamilies(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	return gatesOf(families)
+}
+
+// apiserverFamilies reads the metric families of the apiserver cs reaches.
+func apiserverFamilies(ctx context.Context, cs kubernetes.Interface) (map[string]*dto.MetricFamily, error) {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver /metrics: %w", err)
 	}
-	return GatesFromMetrics(strings.NewReader(string(raw)))
+	return parseFamilies(strings.NewReader(string(raw)))
 }
 
 // KubeletGates reads a kubelet's /metrics through the apiserver's node proxy.

@@ -2,7 +2,6 @@ package probes
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -47,13 +46,7 @@ type signalTarget struct {
 // known) and every apiserver the run reaches.
 func signalTargets(cs kubernetes.Interface, cfg *rest.Config, apiservers map[string]kubernetes.Interface, schedulerURL string) []signalTarget {
 	apiserver := func(c kubernetes.Interface) func(context.Context) (map[string]*dto.MetricFamily, error) {
-		return func(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-			raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("kube-apiserver /metrics: %w", err)
-			}
-			return parseFamilies(strings.NewReader(string(raw)))
-		}
+		return func(ctx context.Context) (map[string]*dto.MetricFamily, error) { return apiserverFamilies(ctx, c) }
 	}
 	var out []signalTarget
 	if schedulerURL != "" {

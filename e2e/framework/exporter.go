@@ -6,9 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -35,13 +33,9 @@ func ScrapeExporter(ctx context.Context, kubeconfig string) ExporterReading {
 	Expect(err).NotTo(HaveOccurred())
 	addr := ln.Addr().String()
 	Expect(ln.Close()).To(Succeed())
-	bin := os.Getenv("NDFQ_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", "bin", "ndfq"))
-	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, bin, "exporter", "--kubeconfig", kubeconfig, "--listen", addr, "--gate-interval", "0")
+	cmd := exec.CommandContext(cctx, ndfqBin(), "exporter", "--kubeconfig", kubeconfig, "--listen", addr, "--gate-interval", "0")
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(cmd.Start()).To(Succeed())
 	defer func() { cancel(); _ = cmd.Wait() }()

@@ -230,10 +230,8 @@ func RunPass(ctx context.Context, e *Env, suite string) (obs map[string]Observat
 	e.Log.Printf("pass: observing %d cells at once in namespace %s (at most %d at a time, bound %s)", len(cells), ns, passWorkers, bound)
 
 	obs = map[string]Observation{}
-	for _, c := range around {
-		if promErr != nil {
-			obs[c.key] = Observation{Cell: c.key, InPass: true, Err: "the suite's Prometheus: " + promErr.Error()}
-		}
+	if promErr != nil {
+		failAround(around, obs, promErr)
 	}
 	if span != nil {
 		span.Start = time.Now()

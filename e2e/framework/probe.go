@@ -63,13 +63,19 @@ func (e *Env) ProbeVerdictOn(ctx context.Context, pools []string, args ...string
 	return code, ParseVerdict(code, out)
 }
 
+// ndfqBin is the binary under test: $NDFQ_BIN, or the repository's bin/ndfq.
+func ndfqBin() string {
+	if bin := os.Getenv("NDFQ_BIN"); bin != "" {
+		return bin
+	}
+	bin, _ := filepath.Abs(filepath.Join("..", "bin", "ndfq"))
+	return bin
+}
+
 // RunNDFQ runs the real ndfq binary and returns its exit code and stdout.
 func RunNDFQ(ctx context.Context, args ...string) (int, string) {
 	GinkgoHelper()
-	bin := os.Getenv("NDFQ_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs(filepath.Join("..", "bin", "ndfq"))
-	}
+	bin := ndfqBin()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr

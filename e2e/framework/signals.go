@@ -50,9 +50,7 @@ func splitAround(cells []plannedCell) (pass, around []plannedCell) {
 
 func observeAround(ctx context.Context, span *PassSpan, around []plannedCell, obs map[string]Observation) {
 	if err := span.Prom.WaitScrapedAfter(ctx, span.End); err != nil {
-		for _, c := range around {
-			obs[c.key] = Observation{Cell: c.key, Err: "the suite's Prometheus: " + err.Error(), InPass: true}
-		}
+		failAround(around, obs, err)
 		return
 	}
 	for _, c := range around {
@@ -60,6 +58,13 @@ func observeAround(ctx context.Context, span *PassSpan, around []plannedCell, ob
 		o := c.around(ctx, span)
 		o.Cell, o.InPass, o.Seconds = c.key, true, time.Since(t0).Seconds()
 		obs[c.key] = o
+	}
+}
+
+// failAround gives each signals cell the suite's Prometheus's error.
+func failAround(around []plannedCell, obs map[string]Observation, err error) {
+	for _, c := range around {
+		obs[c.key] = Observation{Cell: c.key, InPass: true, Err: "the suite's Prometheus: " + err.Error()}
 	}
 }
 

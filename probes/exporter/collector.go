@@ -99,11 +99,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	plain := make([]corev1.Node, len(nodes))
-	for i, n := range nodes {
-		plain[i] = *n
-	}
-	label := probes.ChoosePoolLabel(plain, c.PoolLabel).Label
+	label := poolLabel(nodes, c.PoolLabel)
 	groups := map[[2]string]*group{}
 	poolOf := map[string]string{}
 	for _, n := range nodes {
@@ -164,7 +160,7 @@ func (c *Collector) collectLeases(ch chan<- prometheus.Metric, poolOf map[string
 	}
 	now := c.Now()
 	oldest, stale := map[string]float64{}, map[string]int{}
-	for pool := range invert(poolOf) {
+	for _, pool := range poolOf {
 		oldest[pool], stale[pool] = 0, 0
 	}
 	for _, l := range leases {
@@ -193,6 +189,16 @@ func leaseAge(l *coordinationv1.Lease, now time.Time) time.Duration {
 		return now.Sub(l.Spec.AcquireTime.Time)
 	}
 	return now.Sub(l.CreationTimestamp.Time)
+}
+
+// poolLabel is the label pools are read from: the flag's, or the first
+// well-known one any node carries, as the probe chooses.
+func poolLabel(nodes []*corev1.Node, flag string) string {
+	plain := make([]corev1.Node, len(nodes))
+	for i, n := range nodes {
+		plain[i] = *n
+	}
+	return probes.ChoosePoolLabel(plain, flag).Label
 }
 
 // PoolOf is the node's pool: its label value, or probes.Unlabelled.
@@ -257,12 +263,4 @@ func mostCommon(sets map[string]int) string {
 		return digests[i] < digests[j]
 	})
 	return digests[0]
-}
-
-func invert(m map[string]string) map[string]bool {
-	out := map[string]bool{}
-	for _, v := range m {
-		out[v] = true
-	}
-	return out
 }

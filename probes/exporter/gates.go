@@ -17,6 +17,7 @@ import (
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/kubeversion"
+	"github.com/ndfq/ndfq/internal/wait"
 	"github.com/ndfq/ndfq/probes"
 )
 
@@ -72,7 +73,8 @@ func (r *GateReader) round(ctx context.Context) {
 	} else {
 		prints = append(prints, fingerprint{componentAPIServer, "", "", Fingerprint(g)})
 	}
-	for _, n := range r.sampleKubelets() {
+	for _, k := range r.sampleKubelets() {
+		n := k.node
 		url := fmt.Sprintf("https://%s/metrics", kubeletHostPort(n))
 		families, err := probes.SecurePortFamilies(ctx, r.Config, "kubelet on "+n.Name, url)
 		var g probes.Gates
@@ -83,40 +85,35 @@ func (r *GateReader) round(ctx context.Context) {
 			errors[componentKubelet]++
 			continue
 		}
-		prints = append(prints, fingerprint{componentKubelet, PoolOf(n, r.label()), kubeversion.MinorOf(n.Status.NodeInfo.KubeletVersion), Fingerprint(g)})
+		prints = append(prints, fingerprint{componentKubelet, k.pool, k.minor, Fingerprint(g)})
 	}
 	r.mu.Lock()
 	r.prints, r.errors = prints, errors
 	r.mu.Unlock()
 }
 
-func (r *GateReader) label() string {
-	nodes, _ := r.Nodes.List(labels.Everything())
-	plain := make([]corev1.Node, len(nodes))
-	for i, n := range nodes {
-		plain[i] = *n
-	}
-	return probes.ChoosePoolLabel(plain, r.PoolLabel).Label
+// sampledKubelet is a node whose kubelet a round reads, with its pool and minor.
+type sampledKubelet struct {
+	node        *corev1.Node
+	pool, minor string
 }
 
 // sampleKubelets is the first Ready node by name of each pool and minor.
-func (r *GateReader) sampleKubelets() []*corev1.Node {
+func (r *GateReader) sampleKubelets() []sampledKubelet {
 	nodes, err := r.Nodes.List(labels.Everything())
 	if err != nil {
 		return nil
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	label := r.label()
-	picked := map[[2]string]*corev1.Node{}
+	label := poolLabel(nodes, r.PoolLabel)
+	picked := map[[2]string]bool{}
+	var out []sampledKubelet
 	for _, n := range nodes {
-		k := [2]string{PoolOf(n, label), kubeversion.MinorOf(n.Status.NodeInfo.KubeletVersion)}
-		if picked[k] == nil && ready(n) && kubeletHostPort(n) != "" {
-			picked[k] = n
+		k := sampledKubelet{n, PoolOf(n, label), kubeversion.MinorOf(n.Status.NodeInfo.KubeletVersion)}
+		if !picked[[2]string{k.pool, k.minor}] && wait.NodeReady(*n) && kubeletHostPort(n) != "" {
+			picked[[2]string{k.pool, k.minor}] = true
+			out = append(out, k)
 		}
-	}
-	out := make([]*corev1.Node, 0, len(picked))
-	for _, n := range picked {
-		out = append(out, n)
 	}
 	return out
 }
@@ -163,13 +160,4 @@ func kubeletHostPort(n *corev1.Node) string {
 		}
 	}
 	return ""
-}
-
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
