@@ -37,6 +37,7 @@ var _ = ReportAfterSuite("ndfq report.md", func(r Report) {
 	s := report.Summary{RunID: fmt.Sprintf("%s-seed%d", r.SuiteDescription, r.SuiteConfig.RandomSeed), Started: r.StartTime,
 		Topology: suiteTopology.Name, ControlPlane: suiteTopology.ControlPlaneVersion().String(), Cells: claims.Matrix(suiteTopology),
 		Overrides: wait.Overrides()}
+	s.Oracle, s.Unchecked = suiteTopology.OracleNotes(settings.CacheDir)
 	var extra []string
 	for _, x := range suiteTopology.ControlPlane.ExtraSchedulers {
 		if x.IgnoresDeclarations {

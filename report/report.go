@@ -82,6 +82,10 @@ type Summary struct {
 	Cells []claims.Cell
 	// Overrides are the NDFQ_INTERVAL_* variables the run was made with.
 	Overrides []string
+	// Oracle says which release each component's expectations were held
+	// to (topology.OracleNotes); Unchecked the releases held to none,
+	// which make the run INCOMPLETE.
+	Oracle, Unchecked []string
 }
 
 // A suite run's outcome is the probe's word (verdict.Outcome): INCOMPLETE
@@ -200,6 +204,9 @@ func (s Summary) Markdown(w io.Writer) error {
 	p("# ndfq report: %s — %s\n\n", s.Topology, s.Verdict())
 	p("Run %s, started %s.\n\n", nonEmpty(s.RunID, "unnamed"), s.Started.UTC().Format(time.RFC3339))
 	p("Control plane %s. Specs: %s.\n\n", s.ControlPlane, s.Counts)
+	if len(s.Oracle) > 0 {
+		p("Oracle held to: %s.\n\n", strings.Join(s.Oracle, ", "))
+	}
 	if len(s.Overrides) > 0 {
 		p("Waits and windows overridden (internal/wait/intervals.yaml's otherwise): %s.\n\n", strings.Join(s.Overrides, ", "))
 	} else {
@@ -258,6 +265,7 @@ func (s Summary) Markdown(w io.Writer) error {
 
 func (s Summary) incompleteReasons() []string {
 	out := slices.Clone(s.Incomplete)
+	out = append(out, s.Unchecked...)
 	if s.Counts.Passed == 0 {
 		out = append([]string{"no spec passed"}, out...)
 	}

@@ -84,6 +84,7 @@ const (
 	ItemOutOfScope            = "out-of-scope"
 	ItemNotSampled            = "not-sampled"
 	ItemOracle                = "oracle"
+	ItemOracleRelease         = "oracle-release"
 	ItemFeatureNotProbed      = "feature-not-probed"
 	ItemSchedulerGates        = "scheduler-gates"
 	ItemAPIServerGates        = "apiserver-gates"
@@ -121,6 +122,7 @@ var Items = []ItemInfo{
 	{ItemOutOfScope, nil, About{"nodes outside --node-selector: nothing of theirs was read or probed", "probe them too, or pass --accept-partial to gate on this slice alone (the verdict says so)"}},
 	{ItemNotSampled, []Condition{MissingReport, DeclaredButNotEnabled, MissingReportRate, RolloutOrder}, About{"kubelets left out by --kubelet-sample: their declarations were judged only against their pool's", "raise --kubelet-sample, or pass --accept-partial"}},
 	{ItemOracle, placementAndUpdate, About{"the control plane's minor is one ndfq's oracle does not know: no placement or update probe applies", "use an ndfq that knows this minor"}},
+	{ItemOracleRelease, append(slices.Clone(kubeletConditions), placementAndUpdate...), About{"a component runs a release ndfq's tables were not held to: not the release its minor's tables were written from, and not checked here against its own sources (or checked and found to differ); what it declares, refuses and answers was judged by another release's tables", "run `ndfq oracle check RELEASE` where the probe runs (it keeps the answer in ndfq's cache, which --oracle-cache reads), then probe again; a release that differs needs an ndfq whose tables know it"}},
 	{ItemFeatureNotProbed, nil, About{"a feature the control plane infers that ndfq has no probe for (where the apiserver has the feature's field gate off it is listed as not applicable instead: no pod can ask for it)", "accept that this feature is unproven here, or add a probe to fixtures/pods.go"}},
 	{ItemSchedulerGates, []Condition{RolloutOrder, GateFingerprint}, About{"kube-scheduler's gates were not read and no refusal in the plugin's words was seen", "pass --scheduler-metrics-url, or probe a fleet where a pool lacks a feature"}},
 	{ItemAPIServerGates, []Condition{GateFingerprint, APIServerSplit}, About{"not every apiserver behind the cluster's address could be read (or asked) directly", "grant endpointslices list in default (config/rbac/) and reach each apiserver's address"}},
@@ -150,7 +152,7 @@ type check struct {
 // checks are every check, in the order they run.
 var checks = []check{
 	{"scope", nil, []string{ItemOutOfScope, ItemNotSampled}, checkScope},
-	{"oracle", nil, []string{ItemOracle, ItemFeatureNotProbed}, checkOracle},
+	{"oracle", nil, []string{ItemOracle, ItemOracleRelease, ItemFeatureNotProbed}, checkOracle},
 	{"control-plane", []Condition{RolloutOrder, GateFingerprint}, []string{ItemSchedulerGates, ItemAPIServerGates}, checkControlPlane},
 	{"kubelets", []Condition{RolloutOrder, KubeletUnreachable, MissingReport, DeclaredButNotEnabled, MissingReportRate, MixedPool}, []string{ItemKubeletGates, ItemRuntimeFeatures}, checkKubelets},
 	{"freshness", []Condition{StaleDeclarations}, []string{ItemFreshness}, checkFreshness},
@@ -195,6 +197,7 @@ func checkOracle(e *evaluation) {
 		e.unchecked(ItemOracle, ControlPlane, nil, "control plane %s: %v: no placement or update probe is known for it", e.run.ServerVersion, err)
 		return
 	}
+	e.checkReleases()
 	if why := e.run.SlicesUnchecked; why != "" {
 		e.unchecked(ItemFeatureNotProbed, ControlPlane, nil, "%s at update: %s", fixtures.DRANodeAllocatableResources, why)
 	}

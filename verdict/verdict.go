@@ -39,6 +39,10 @@ type Policy struct {
 	HoldUnchecked bool
 	// Baseline is an earlier report to compare with (--baseline); nil: none.
 	Baseline *Baseline
+	// ReleaseChecks are the oracle's checks of releases against their own
+	// sources (ndfq oracle check), by release; a release the fleet runs
+	// that is neither its minor's source nor here is unchecked by name.
+	ReleaseChecks map[string]fixtures.ReleaseCheck
 }
 
 // Reason is one stop condition that fired.
@@ -199,6 +203,9 @@ type Verdict struct {
 	Signals string `json:"signals,omitempty"`
 	// Baseline names the earlier report this run was compared with.
 	Baseline string `json:"baseline,omitempty"`
+	// OracleHeldTo are the releases the fleet runs whose own sources the
+	// oracle was held to (a minor's source, or checked by ndfq oracle check).
+	OracleHeldTo []string `json:"oracleHeldTo,omitempty"`
 }
 
 // Fired is the set of conditions that fired, sorted.

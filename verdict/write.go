@@ -27,6 +27,9 @@ func (v Verdict) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", kube-scheduler %s", s)
 	}
 	fmt.Fprintln(w)
+	if len(v.OracleHeldTo) > 0 {
+		fmt.Fprintf(w, "oracle held to: %s\n", strings.Join(v.OracleHeldTo, ", "))
+	}
 	if v.Signals != "" {
 		fmt.Fprintf(w, "signals: %s\n", v.Signals)
 	}

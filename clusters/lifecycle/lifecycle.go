@@ -424,6 +424,11 @@ func (c *Cluster) KindNode(name string) (nodes.Node, error) {
 // BuildAndUp builds (or reuses from cacheDir) the node images the topology
 // needs, then brings it up: what `ndfq cluster up` and the suites both do.
 func BuildAndUp(ctx context.Context, cacheDir string, in UpInput) (*Cluster, error) {
+	// A release the oracle does not hold to its own sources is refused
+	// before anything is built (cached: `topology validate` made the check).
+	if err := in.Topology.CheckOracle(ctx, cacheDir, in.Log.Printf); err != nil {
+		return nil, err
+	}
 	b := &nodeimage.Builder{Cache: nodeimage.Cache{Dir: cacheDir}, Log: in.Log}
 	images, err := b.Build(ctx, nodeimage.PlanFor(in.Topology))
 	if err != nil {

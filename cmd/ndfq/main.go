@@ -63,7 +63,7 @@ var displayName = "ndfq"
 // run is the whole command line, so tests can check exit codes.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := group("ndfq", "Node Declared Features qualification harness",
-		hostCommand(), imagesCommand(), clusterCommand(), topologyCommand(), intentCommand(), probeCommand(), exporterCommand(), reportCommand(), versionCommand())
+		hostCommand(), imagesCommand(), clusterCommand(), topologyCommand(), oracleCommand(), intentCommand(), probeCommand(), exporterCommand(), reportCommand(), versionCommand())
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: displayName}
 	root.SilenceUsage, root.SilenceErrors = true, true
 	// Every NDFQ_INTERVAL_* override is checked before anything starts.

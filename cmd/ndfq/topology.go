@@ -8,15 +8,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ndfq/ndfq/claims"
+	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/clusters/topology"
 )
 
 func topologyCommand() *cobra.Command {
-	var k8sVersion string
+	var k8sVersion, cacheDir string
 	var forSuites bool
 	validate := &cobra.Command{
 		Use:   "validate NAME|FILE",
-		Short: "Check a topology against the version skew policy and each minor's gate rules; exit 0 when valid, 2 naming every problem",
+		Short: "Check a topology against the version skew policy, each minor's gate rules and each release's own sources; exit 0 when valid, 2 naming every problem",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := topology.LoadWith(args[0], k8sVersion)
@@ -25,6 +26,11 @@ func topologyCommand() *cobra.Command {
 			}
 			if err == nil && forSuites {
 				err = t.ForSuites()
+			}
+			if err == nil {
+				err = t.CheckOracle(cmd.Context(), cacheDir, func(format string, args ...any) {
+					fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...)
+				})
 			}
 			if err != nil {
 				return err
@@ -41,6 +47,7 @@ func topologyCommand() *cobra.Command {
 		},
 	}
 	validate.Flags().StringVar(&k8sVersion, "kubernetes-version", os.Getenv("KUBERNETES_VERSION"), "replace the control-plane version before validating ($KUBERNETES_VERSION)")
+	validate.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "where release checks are kept ($NDFQ_CACHE)")
 	validate.Flags().BoolVar(&forSuites, "suites", false, "also refuse a topology the suites cannot judge (apiservers that disagree from the start)")
 	list := &cobra.Command{
 		Use:   "list",
