@@ -31,10 +31,10 @@ func TestDefaultTopologyShape(t *testing.T) {
 	if top.NodeCount() != 10 {
 		t.Errorf("skew-1.37 has %d nodes, want 10", top.NodeCount())
 	}
-	if got := fmt.Sprint(top.Versions()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2]" {
+	if got := fmt.Sprint(top.Versions()); got != "[v1.34.12 v1.35.8 v1.36.5 v1.37.2]" {
 		t.Errorf("versions %s", got)
 	}
-	if got := fmt.Sprint(top.Kinds()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.37.2+containerd-2.4.2]" {
+	if got := fmt.Sprint(top.Kinds()); got != "[v1.34.12 v1.35.8 v1.36.5 v1.37.2 v1.37.2+containerd-2.4.2]" {
 		t.Errorf("node kinds %s", got)
 	}
 }

@@ -25,7 +25,7 @@ func imagesCommand() *cobra.Command {
 		Use:   "build",
 		Short: "Build node images for topologies or versions, reusing the content-addressed cache",
 		Example: `  ndfq images build --topology skew-1.37
-  ndfq images build --versions 1.34.4,1.35.4,1.36.3,1.37.2 --control-planes 1.37.2`,
+  ndfq images build --versions 1.34.12,1.35.8,1.36.5,1.37.2 --control-planes 1.37.2`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			plan, err := imagePlan(topologies, k8sVersion, versions, controlPlanes)

@@ -18,7 +18,7 @@ func TestImagePlanMergesVariantsAndKubeProxies(t *testing.T) {
 	if got := fmt.Sprint(p.ControlPlaneVersions); got != "[v1.36.3 v1.37.2 v1.38.0-beta.0]" {
 		t.Errorf("control planes %s", got)
 	}
-	if got := fmt.Sprint(p.NodeVersions); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2]" {
+	if got := fmt.Sprint(p.NodeVersions); got != "[v1.34.12 v1.35.4 v1.35.8 v1.36.3 v1.36.5 v1.37.2]" {
 		t.Errorf("kubelets %s: 1.38.0-beta.0's own kubelet must not be built", got)
 	}
 	alone, err := imagePlan(nil, "", []string{"1.35.4", "1.36.3"}, nil)

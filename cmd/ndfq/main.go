@@ -94,6 +94,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errIncomplete):
 		return exitIncomplete
 	}
+	var passed exitCode
+	if errors.As(err, &passed) {
+		return int(passed)
+	}
 	// A run cut short says what cut it (an interrupt, --timeout) first.
 	if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
 		err = fmt.Errorf("%w: %w", cause, err)
@@ -107,6 +111,11 @@ var errSilentFailure = errors.New("failed")
 
 // errIncomplete exits 3 after the command said what was not asked.
 var errIncomplete = errors.New("incomplete")
+
+// exitCode is a command's own exit code, passed on (host measure).
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 // group is a command that only holds subcommands: alone it prints its
 // help; anything else it is given is refused with a suggestion.

@@ -119,6 +119,12 @@ func TestE2EJobOnHostedRunners(t *testing.T) {
 	if s := job.Steps[suites]; strings.Contains(s.Run, "sudo") {
 		t.Errorf("the suites run as the runner user: %q", s.Run)
 	}
+	// The hosted runner's budget is measured where it is spent.
+	for _, i := range []int{prepare, suites} {
+		if r := job.Steps[i].Run; !strings.Contains(r, "bin/ndfq host measure --json \"$ARTIFACTS/budget-") || !strings.Contains(r, "-- hack/ci/e2e.sh") {
+			t.Errorf("step %q: run hack/ci/e2e.sh under `bin/ndfq host measure --json \"$ARTIFACTS/budget-...\"`: %q", job.Steps[i].Name, r)
+		}
+	}
 	saves := 0
 	for i, s := range job.Steps {
 		if !strings.HasPrefix(s.Uses, "actions/cache/save@") {
