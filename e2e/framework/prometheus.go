@@ -211,3 +211,16 @@ func (p *Prometheus) WaitScrapedAfter(ctx context.Context, t time.Time) error {
 		return float64(last) > float64(t.UnixNano())/1e9, fmt.Sprintf("oldest last scrape at %.0f", float64(last)), nil
 	})
 }
+
+// PrometheusUp is the suite's Prometheus: the pass's when it answers,
+// else started now (a topology whose pass planned no signals cell).
+func (e *Env) PrometheusUp(ctx context.Context) (*Prometheus, error) {
+	p, err := newPrometheus(e.Cluster.Client.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Vector(ctx, `up`, time.Now()); err == nil {
+		return p, nil
+	}
+	return e.StartPrometheus(ctx)
+}
