@@ -114,11 +114,14 @@ func denyLabelledPodUpdates(ctx context.Context, e *framework.Env, ns string) st
 				},
 			}}},
 			MatchConditions: []admissionv1.MatchCondition{{Name: "labelled", Expression: fmt.Sprintf("has(object.metadata.labels) && %q in object.metadata.labels", denyLabel)}},
-			Validations:     []admissionv1.Validation{{Expression: "false", Message: "ndfq's foreign-signals spec denies this update"}},
+			// A 403, as a policy engine's rejection reads (a policy's default is 422 Invalid).
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "ndfq's foreign-signals spec denies this update", Reason: ptr.To(metav1.StatusReasonForbidden)}},
 		},
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) { Expect(ignoreNotFound(policies.Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed()) })
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(ignoreNotFound(policies.Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed())
+	})
 	_, err = bindings.Create(ctx, &admissionv1.ValidatingAdmissionPolicyBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
@@ -130,7 +133,9 @@ func denyLabelledPodUpdates(ctx context.Context, e *framework.Env, ns string) st
 		},
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) { Expect(ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed()) })
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(ignoreNotFound(bindings.Delete(ctx, name, metav1.DeleteOptions{}))).To(Succeed())
+	})
 	return name
 }
 
