@@ -13,7 +13,7 @@ import (
 
 func images() map[topology.NodeKind]string {
 	out := map[topology.NodeKind]string{}
-	for _, v := range []kubeversion.Version{"v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"} {
+	for _, v := range []kubeversion.Version{"v1.34.4", "v1.34.12", "v1.35.4", "v1.35.8", "v1.36.3", "v1.36.5", "v1.37.2"} {
 		out[topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}] = "ndfq/node:" + string(v)
 	}
 	out[topology.NodeKind{Version: "v1.37.2", Runtime: "containerd-2.4.2"}] = "ndfq/node:v1.37.2-containerd-2.4.2"
@@ -47,7 +47,7 @@ func TestRenderSkewTopology(t *testing.T) {
 		byPool[pool] = i
 	}
 	legacy := cfg.Nodes[byPool["legacy"]]
-	if legacy.Image != "ndfq/node:v1.34.4" {
+	if legacy.Image != "ndfq/node:v1.34.12" {
 		t.Errorf("legacy pool image %s", legacy.Image)
 	}
 	if len(legacy.KubeadmConfigPatches) != 0 {
@@ -156,8 +156,8 @@ func TestRenderKubeletConfigPatchIsMounted(t *testing.T) {
 func TestRenderMissingImage(t *testing.T) {
 	top, _ := topology.Load("skew-1.37")
 	imgs := images()
-	delete(imgs, topology.NodeKind{Version: "v1.34.4", Runtime: fixtures.DefaultRuntime})
-	if _, err := Render(top, Options{Images: imgs}); err == nil || !strings.Contains(err.Error(), "no node image for pool legacy (v1.34.4)") {
+	delete(imgs, topology.NodeKind{Version: "v1.34.12", Runtime: fixtures.DefaultRuntime})
+	if _, err := Render(top, Options{Images: imgs}); err == nil || !strings.Contains(err.Error(), "no node image for pool legacy (v1.34.12)") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -149,17 +149,17 @@ func TestPlanForTopology(t *testing.T) {
 	if len(p.ControlPlaneVersions) != 1 || p.ControlPlaneVersions[0] != "v1.37.2" {
 		t.Errorf("control planes %v", p.ControlPlaneVersions)
 	}
-	if len(p.NodeVersions) != 4 || p.NodeVersions[0] != "v1.34.4" || p.NodeVersions[3] != "v1.37.2" {
+	if len(p.NodeVersions) != 4 || p.NodeVersions[0] != "v1.34.12" || p.NodeVersions[3] != "v1.37.2" {
 		t.Errorf("node versions %v", p.NodeVersions)
 	}
-	if p.isControlPlane("v1.35.4") || !p.isControlPlane("v1.37.2") {
+	if p.isControlPlane("v1.35.8") || !p.isControlPlane("v1.37.2") {
 		t.Error("only the control plane's version carries control-plane binaries")
 	}
 	if got := fmt.Sprint(p.components("v1.37.2")); got != "[kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy]" {
 		t.Errorf("the control plane's version builds %s", got)
 	}
 	// The base runtime's images for every version, and one variant for runtime-v2.
-	if got := fmt.Sprint(p.Kinds()); got != "[v1.34.4 v1.35.4 v1.36.3 v1.37.2 v1.37.2+containerd-2.4.2]" {
+	if got := fmt.Sprint(p.Kinds()); got != "[v1.34.12 v1.35.8 v1.36.5 v1.37.2 v1.37.2+containerd-2.4.2]" {
 		t.Errorf("node images %s", got)
 	}
 }
