@@ -78,7 +78,7 @@ func UpdateAdmissionSpec(_ context.Context, inputGetter func() UpdateAdmissionSp
 				framework.RecordUpdate(cell, res)
 				if declares {
 					Expect(res.Code).To(BeEquivalentTo(http.StatusOK), "update needing %s on declaring node %s: %s", probe.Feature, res.Node, res.Message)
-					expectResizeOutcome(pool, probe, o)
+					expectResizeOutcome(ctx, e, pool, probe, o)
 					return
 				}
 				Expect(res.Code).To(BeEquivalentTo(http.StatusForbidden), "update needing %s on node %s (%s) was answered %d %s", probe.Feature, res.Node, pool.Name, res.Code, res.Message)
@@ -162,14 +162,14 @@ func validatorEdges(cells []claims.Cell, cpMinor string, env func() *framework.E
 // update or, where the oracle says this runtime makes it infeasible,
 // called it so in those words (recorded as a finding: the kubelet
 // declares what it then refuses).
-func expectResizeOutcome(pool topology.Pool, probe fixtures.FeatureUpdate, o framework.Observation) {
+func expectResizeOutcome(ctx context.Context, e *framework.Env, pool topology.Pool, probe fixtures.FeatureUpdate, o framework.Observation) {
 	GinkgoHelper()
 	if probe.Applied == nil {
 		return
 	}
 	want := framework.ResizeApplied
 	if probe.Infeasible != nil {
-		if why := probe.Infeasible(framework.Runtime(pool)); why != "" {
+		if why := probe.Infeasible(e.NodeRuntime(ctx, pool, o.Node)); why != "" {
 			want = why
 			framework.Record(report.Observation{Kind: report.KindFinding, Pool: pool.Name, Node: o.Node, Feature: probe.Feature, OK: o.Resize == want,
 				Text: fmt.Sprintf("F14: %s declares %s and its apiserver admits the update, yet the kubelet leaves it pending: Infeasible %q", o.Node, probe.Feature, o.Resize)})

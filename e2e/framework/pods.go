@@ -1,7 +1,10 @@
 package framework
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
@@ -107,11 +109,25 @@ func (e *Env) WaitBound(ctx context.Context, ns, name string) *corev1.Pod {
 	})
 }
 
-// Runtime is what the oracle knows of the pool's runtime, with this host's
-// cgroup version (kind nodes share the Docker host's hierarchy).
-func Runtime(pool topology.Pool) fixtures.Runtime {
+// NodeRuntime is what the oracle knows of the pool's runtime, with the
+// node's own cgroup version as the node sees it (the file system of its
+// /sys/fs/cgroup), never assumed from the Docker host.
+func (e *Env) NodeRuntime(ctx context.Context, pool topology.Pool, node string) fixtures.Runtime {
+	GinkgoHelper()
 	rt := pool.Intent().Runtime
-	rt.CgroupV1 = kindconfig.HostIsCgroupV1()
+	kn, err := e.Cluster.KindNode(node)
+	Expect(err).NotTo(HaveOccurred())
+	var out, errOut bytes.Buffer
+	err = kn.CommandContext(ctx, "stat", "-f", "-c", "%T", "/sys/fs/cgroup").SetStdout(&out).SetStderr(&errOut).Run()
+	Expect(err).NotTo(HaveOccurred(), "the cgroup file system of node %s: %s", node, errOut.String())
+	switch fsType := strings.TrimSpace(out.String()); fsType {
+	case "cgroup2fs":
+		rt.CgroupV1 = false
+	case "tmpfs":
+		rt.CgroupV1 = true
+	default:
+		Fail(fmt.Sprintf("node %s's /sys/fs/cgroup is %q: neither cgroup v2 (cgroup2fs) nor v1 (tmpfs)", node, fsType))
+	}
 	return rt
 }
 
