@@ -170,6 +170,8 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 		e.ApplyManifest(ctx, "config/rbac/kubelet.yaml")
 		e.ApplyManifest(ctx, "config/rbac/node-writes.yaml")
 		e.ApplyManifest(ctx, "config/rbac/synthetic-node.yaml")
+		By("handing the Job the oracle's checks of the releases this fleet runs (ConfigMap ndfq-oracle-checks, as config/job/ says)")
+		e.OracleChecksConfigMap(ctx, ns, "ndfq-oracle-checks")
 		By("running config/job/'s Job with the image by digest, as a release ships it")
 		e.ApplyManifest(ctx, framework.ProbeJobManifest())
 		By("waiting for the Job to finish")

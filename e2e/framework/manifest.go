@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/klient"
@@ -139,4 +140,27 @@ func (e *Env) WaitJob(ctx context.Context, ns, name string) batchv1.JobCondition
 		GinkgoWriter.Printf("job pod %s (%s) logs (%v):\n%s\n", p.Name, p.Status.Phase, err, logs)
 	}
 	return done
+}
+
+// OracleChecksConfigMap puts the oracle's checks of releases kept in the
+// suite's cache (ndfq oracle check, topology validation) in ConfigMap name
+// of ns, made if need be, as config/job/ tells operators to: the probe in
+// the cluster has no other way to see them.
+func (e *Env) OracleChecksConfigMap(ctx context.Context, ns, name string) {
+	GinkgoHelper()
+	dir := filepath.Join(e.Settings.CacheDir, "oracle-checks")
+	entries, err := os.ReadDir(dir)
+	Expect(err).NotTo(HaveOccurred(), "the oracle's checks in %s", dir)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{}}
+	for _, f := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		Expect(err).NotTo(HaveOccurred())
+		cm.Data[f.Name()] = string(data)
+	}
+	_, err = e.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	Expect(ignoreExists(err)).To(Succeed())
+	if _, err = e.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		_, err = e.Clientset.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	Expect(err).NotTo(HaveOccurred(), "ConfigMap %s/%s", ns, name)
 }
