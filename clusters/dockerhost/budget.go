@@ -31,7 +31,20 @@ type Budget struct {
 	Disks        []DiskUse     `json:"disks"`
 	Folders      []FolderSize  `json:"folders"`
 	SampleErrors int           `json:"sampleErrors,omitempty"`
+	// Series is one sample every seriesEvery: where in the run the
+	// peaks were (read beside the suite's own timeline).
+	Series []Sample `json:"series"`
 }
+
+// Sample is memory and each disk's use at one moment of the run.
+type Sample struct {
+	After time.Duration `json:"afterNanos"`
+	Mem   uint64        `json:"memoryBytes"`
+	Disks []uint64      `json:"diskBytes"` // in Budget.Disks' order
+}
+
+// seriesEvery is how often a sample is kept in the series.
+const seriesEvery = 15 * time.Second
 
 // DiskUse is one file system's use: at the start, at its peak, at the end.
 type DiskUse struct {
@@ -124,14 +137,19 @@ func (s *Sampler) loop() {
 func (s *Sampler) sample() {
 	s.b.Samples++
 	after := time.Since(s.start)
+	keep := Sample{After: after}
 	if mem, err := memInUse(); err != nil {
 		s.b.SampleErrors++
-	} else if mem > s.b.MemPeak {
-		s.b.MemPeak, s.b.MemPeakAt = mem, after
+	} else {
+		keep.Mem = mem
+		if mem > s.b.MemPeak {
+			s.b.MemPeak, s.b.MemPeakAt = mem, after
+		}
 	}
 	for i := range s.b.Disks {
 		d := &s.b.Disks[i]
 		used, err := diskInUse(d.Mount)
+		keep.Disks = append(keep.Disks, used)
 		if err != nil {
 			s.b.SampleErrors++
 			continue
@@ -140,6 +158,9 @@ func (s *Sampler) sample() {
 		if used > d.Peak {
 			d.Peak, d.PeakAfter = used, after
 		}
+	}
+	if n := len(s.b.Series); n == 0 || after-s.b.Series[n-1].After >= seriesEvery {
+		s.b.Series = append(s.b.Series, keep)
 	}
 }
 

@@ -39,6 +39,9 @@ func TestSampler(t *testing.T) {
 	if b.Folders[0].Bytes < 64<<20 || b.Folders[1].Bytes != 0 {
 		t.Errorf("folders %+v", b.Folders)
 	}
+	if len(b.Series) != 1 || len(b.Series[0].Disks) != 1 {
+		t.Errorf("a run shorter than seriesEvery keeps its first sample: %+v", b.Series)
+	}
 	if b.MemPeak == 0 || b.MemPeak < b.MemStart || b.Samples < 2 {
 		t.Errorf("memory %+v", b)
 	}
