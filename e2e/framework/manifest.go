@@ -53,6 +53,8 @@ func applyManifest(ctx context.Context, kc klient.Client, cs kubernetes.Interfac
 	Expect(each(ctx, func(ctx context.Context, obj k8s.Object) error {
 		if obj.GetObjectKind().GroupVersionKind().Kind == "Namespace" {
 			namespaces = append(namespaces, obj.GetName())
+			// Made already for what the manifest's objects read (a ConfigMap).
+			return ignoreExists(r.Create(ctx, obj))
 		}
 		return r.Create(ctx, obj)
 	})).To(Succeed(), "apply %s", path)
