@@ -100,7 +100,7 @@ func imagesCommand() *cobra.Command {
 		},
 	}
 	probeImage.Flags().StringVar(&bin, "binary", "", "a statically linked linux ndfq binary (CGO_ENABLED=0) for this machine's architecture")
-	probeImage.Flags().StringVar(&out, "output", "", "the OCI image archive to write (`kind load image-archive` and `ctr images import` read it)")
+	probeImage.Flags().StringVar(&out, "output", "", "the OCI image archive to write (kind load image-archive and ctr images import read it)")
 	probeImage.Flags().StringVar(&repo, "repo", release.DefaultImageRepo, "the repository the image is named in (repo:version and repo@digest)")
 	probeImage.Flags().StringVar(&jobOut, "job-manifest", "", "also write the probe Job running the image by digest here")
 	probeImage.Flags().StringVar(&jobTemplate, "job-template", "config/job/probe-job.yaml", "the Job manifest whose placeholder image is replaced")

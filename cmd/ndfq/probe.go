@@ -251,7 +251,7 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 	f.StringVar(&jsonFile, "json", "", "also write the verdict as JSON (verdict/probe.schema.json) to this file: text for people and JSON for the pipeline from one run")
 	f.StringVar(&resultsCM, "results-configmap", "", "also save report.json and junit.xml in this ConfigMap of the -n namespace (or $POD_NAMESPACE): how the in-cluster Job (config/job/) hands its results to a pipeline")
 	f.StringVar(&baselineFile, "baseline", "", "an earlier report (-o json or --json) to compare with: HOLD above-baseline where a pool's missing-report rate, refusals, rejections or decision time (over 2x and 1s more) rose")
-	f.StringVar(&oracleCache, "oracle-cache", nodeimage.DefaultCacheDir(), "where `ndfq oracle check` kept its checks of releases against their own sources ($NDFQ_CACHE): a release the fleet runs that is neither its minor's source nor checked there is unchecked (oracle-release)")
+	f.StringVar(&oracleCache, "oracle-cache", nodeimage.DefaultCacheDir(), "folder where ndfq oracle check kept its checks of releases against their own sources ($NDFQ_CACHE): a release the fleet runs that is neither its minor's source nor checked there is unchecked (oracle-release)")
 	f.BoolVar(&holdUnchecked, "hold-unchecked", false, "HOLD (check-not-made) instead of INCOMPLETE when a check that applies could not be made")
 	f.BoolVar(&acceptPartial, "accept-partial", false, "gate on the run's scope alone: nodes outside --node-selector and kubelets outside --kubelet-sample are listed as accepted, not unchecked (the verdict says so)")
 	f.StringVar(&schedulerURL, "scheduler-metrics-url", "", "kube-scheduler /metrics URL, to include its gates (e.g. https://127.0.0.1:10259/metrics)")
