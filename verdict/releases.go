@@ -51,7 +51,11 @@ func (e *evaluation) checkReleases() {
 		if len(w.pools) == 1 {
 			pool = pools
 		}
-		c, checked := e.policy.ReleaseChecks[string(v)]
+		var c fixtures.ReleaseCheck
+		checked := false
+		if e.policy.ReleaseCheck != nil {
+			c, checked = e.policy.ReleaseCheck(v)
+		}
 		switch {
 		case !checked:
 			e.unchecked(ItemOracleRelease, pool, w.nodes, "%s (%s): ndfq's %s tables were written from %s and were not checked against %s's own sources (ndfq oracle check %s)", v, pools, v.Minor(), fixtures.Sources[v.Minor()], v, v)

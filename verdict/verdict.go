@@ -39,10 +39,10 @@ type Policy struct {
 	HoldUnchecked bool
 	// Baseline is an earlier report to compare with (--baseline); nil: none.
 	Baseline *Baseline
-	// ReleaseChecks are the oracle's checks of releases against their own
-	// sources (ndfq oracle check), by release; a release the fleet runs
-	// that is neither its minor's source nor here is unchecked by name.
-	ReleaseChecks map[string]fixtures.ReleaseCheck
+	// ReleaseCheck looks up the oracle's check of a release against its
+	// own sources (ndfq oracle check); a release the fleet runs that is
+	// neither its minor's source nor found is unchecked by name. Nil finds none.
+	ReleaseCheck func(kubeversion.Version) (fixtures.ReleaseCheck, bool)
 }
 
 // Reason is one stop condition that fired.

@@ -8,7 +8,6 @@ import (
 	"github.com/ndfq/ndfq/clusters/nodeimage"
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/kubeversion"
-	"github.com/ndfq/ndfq/probes"
 )
 
 func oracleCommand() *cobra.Command {
@@ -69,25 +68,4 @@ oracle under --cache, where topology validation and the probe read it.`,
 	}
 	check.Flags().StringVar(&cacheDir, "cache", nodeimage.DefaultCacheDir(), "where checks are kept ($NDFQ_CACHE)")
 	return group("oracle", "What ndfq expects of each Kubernetes release, held to that release's sources", check)
-}
-
-// releaseChecks are the cached checks of every release the probed fleet
-// runs (apiservers and kubelets), for the verdict's oracle-release item.
-func releaseChecks(run *probes.Run, cacheDir string) map[string]fixtures.ReleaseCheck {
-	releases := []string{run.ServerVersion}
-	for _, v := range run.APIServerVersions {
-		releases = append(releases, v)
-	}
-	for _, d := range run.Declarations {
-		releases = append(releases, d.KubeletVersion)
-	}
-	out := map[string]fixtures.ReleaseCheck{}
-	for _, r := range releases {
-		if v, err := kubeversion.Parse(r); err == nil {
-			if c, ok := fixtures.CachedReleaseCheck(cacheDir, v); ok {
-				out[string(v)] = c
-			}
-		}
-	}
-	return out
 }

@@ -25,7 +25,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/buildinfo"
+	"github.com/ndfq/ndfq/internal/kubeversion"
 	"github.com/ndfq/ndfq/internal/progress"
 	"github.com/ndfq/ndfq/probes"
 	"github.com/ndfq/ndfq/verdict"
@@ -197,7 +199,9 @@ node-write check without permission to impersonate (config/rbac/node-writes.yaml
 				return err
 			}
 			judged := verdict.Evaluate(run, verdict.Policy{Thresholds: t, Intent: intent, AcceptPartial: acceptPartial, HoldUnchecked: holdUnchecked, Baseline: baseline,
-				ReleaseChecks: releaseChecks(run, oracleCache)})
+				ReleaseCheck: func(v kubeversion.Version) (fixtures.ReleaseCheck, bool) {
+					return fixtures.CachedReleaseCheck(oracleCache, v)
+				}})
 			judged.NDFQVersion, judged.Context, judged.PeakRSSBytes = buildinfo.Get().Version, contextName, peakRSS()
 			// Every output is attempted; a write error does not hide a HOLD or INCOMPLETE.
 			var writeErrs []error

@@ -159,10 +159,19 @@ func (e *Env) OracleChecksConfigMap(ctx context.Context, ns, name string) {
 		Expect(err).NotTo(HaveOccurred())
 		cm.Data[f.Name()] = string(data)
 	}
-	_, err = e.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	Expect(ignoreExists(err)).To(Succeed())
-	if _, err = e.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		_, err = e.Clientset.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	Expect(putConfigMap(ctx, e.Clientset, cm)).To(Succeed(), "ConfigMap %s/%s", ns, name)
+}
+
+// putConfigMap creates cm, and its namespace if need be, or replaces an
+// earlier one of the same name (a kept cluster, a second run).
+func putConfigMap(ctx context.Context, cs kubernetes.Interface, cm *corev1.ConfigMap) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cm.Namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return err
 	}
-	Expect(err).NotTo(HaveOccurred(), "ConfigMap %s/%s", ns, name)
+	_, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = cs.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	return err
 }

@@ -70,18 +70,8 @@ func (e *Env) StartPrometheus(ctx context.Context) (*Prometheus, error) {
 		return nil, err
 	}
 	// The shipped rules, as shipped, before the Prometheus that loads them.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: PrometheusNamespace}}
-	if _, err := e.Clientset.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
-		return nil, err
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ndfq-rules", Namespace: PrometheusNamespace},
-		Data: map[string]string{"ndfq.rules.yaml": string(rules)}}
-	if _, err := e.Clientset.CoreV1().ConfigMaps(PrometheusNamespace).Create(ctx, cm, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		_, err = e.Clientset.CoreV1().ConfigMaps(PrometheusNamespace).Update(ctx, cm, metav1.UpdateOptions{})
-		if err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+	if err := putConfigMap(ctx, e.Clientset, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ndfq-rules", Namespace: PrometheusNamespace},
+		Data: map[string]string{"ndfq.rules.yaml": string(rules)}}); err != nil {
 		return nil, err
 	}
 	if err := e.applyReplacing(ctx, filepath.Join("..", "config", "prometheus", "e2e-prometheus.yaml"), func(obj k8s.Object) {
