@@ -168,12 +168,16 @@ func staleKubelet(t *topology.Topology, inputGetter func() StaleKubeletSpecInput
 			"the probe should hold on %s [%s/%s]; it said %s %v", verdict.StaleDeclarations, subject.Name, n.name, w.verdict.Outcome, w.verdict.Reasons)
 
 		By("a feature pod waits, refused for the NotReady taint (its stale declarations still say yes); a control pod with no affinity goes elsewhere")
-		waiting := e.Place(ctx, ns, framework.PoolPod("waits-"+subject.Name, subject, probe.Apply))
+		// Pinned to the node by name, so the refusal counts that node's reason
+		// alone: the wave's other NotReady nodes carry the same taint, and a
+		// pool pod's message would name it even where this node refused the
+		// pod for another reason.
+		waiting := e.Place(ctx, ns, framework.NodePod("waits-"+subject.Name, n.name, probe.Apply))
 		Expect(waiting.Node).To(BeEmpty(), "a feature pod was bound to the NotReady node %s", n.name)
 		// The scheduler names the TaintToleration plugin's reason, not the
 		// taint's key ("N node(s) had untolerated taint(s)"); the node's own
 		// taints say which.
-		Expect(waiting.Message).To(ContainSubstring(fixtures.TaintRefusal), "why the feature pod waits: the node's NotReady taint")
+		Expect(waiting.Message).To(ContainSubstring("1 node(s) "+fixtures.TaintRefusal), "why the feature pod waits on %s: the node's NotReady taint", n.name)
 		Expect(waiting.Message).NotTo(ContainSubstring(fixtures.SchedulerRefusal(framework.CPMinor(t), restartAll)), "not its declarations, which still say yes")
 		Expect(e.Node(ctx, n.name).Spec.Taints).To(ContainElement(HaveField("Key", Or(Equal(corev1.TaintNodeUnreachable), Equal(corev1.TaintNodeNotReady)))),
 			"node %s, NotReady, carries the node lifecycle controller's taint", n.name)

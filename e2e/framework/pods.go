@@ -28,6 +28,21 @@ func PoolPod(name string, pool topology.Pool, shape func(*corev1.Pod)) *corev1.P
 	return pod
 }
 
+// NodePod is a pod steered to one node by name. The scheduler's
+// NodeAffinity PreFilter then weighs that node alone, so a refusal's
+// reasons are that node's (every other node is counted as not matching
+// NodeAffinity), not those of other nodes a wave took down.
+func NodePod(name, node string, shape func(*corev1.Pod)) *corev1.Pod {
+	pod := fixtures.BasePod(name, "", "")
+	pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = []corev1.NodeSelectorTerm{{
+		MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+	}}
+	if shape != nil {
+		shape(pod)
+	}
+	return pod
+}
+
 // AnyPod is a control pod with no affinity: the scheduler may put it on
 // any node that takes it.
 func AnyPod(name string) *corev1.Pod {
