@@ -76,7 +76,7 @@ func HAWindowSpec(_ context.Context, inputGetter func() HAWindowSpecInput) {
 		// throughBalancer sends n updates, each on a connection of its own,
 		// and counts those admitted; any other answer than 200 or the
 		// validator's 403 fails the spec.
-		balanced, err := probes.OneConnectionPerRequest(e.Cluster.Client.RESTConfig())
+		balanced, err := framework.OneConnectionPerRequest(e.Cluster.Client.RESTConfig())
 		Expect(err).NotTo(HaveOccurred())
 		throughBalancer := func(n int) int {
 			GinkgoHelper()

@@ -80,7 +80,7 @@ func TopologySpec(_ context.Context, inputGetter func() TopologySpecInput) {
 	}{
 		{framework.KubeAPIServer, claims.APIServerComponent, func(ctx context.Context) (probes.Gates, error) { return probes.APIServerGates(ctx, e.Clientset) }},
 		{framework.KubeScheduler, claims.SchedulerComponent, func(ctx context.Context) (probes.Gates, error) {
-			return probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
+			return framework.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
 		}},
 	} {
 		for _, cell := range claims.OfPool(cells, claims.ControlPlaneGate, c.pool) {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,44 +55,6 @@ func AtAPIServer(cfg *rest.Config, endpoint string) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.Host = endpoint
 	return c
-}
-
-// EndpointHost is the address of an endpoint from APIServerEndpoints.
-func EndpointHost(endpoint string) string {
-	host, _, err := net.SplitHostPort(strings.TrimPrefix(endpoint, "https://"))
-	if err != nil {
-		return endpoint
-	}
-	return host
-}
-
-// OneConnectionPerRequest is cfg with connection reuse off: every request
-// dials anew, so a load balancer in front of several apiservers picks one
-// for each request, as it does for many clients (client-go otherwise keeps
-// one connection, and so one apiserver, for all of them).
-func OneConnectionPerRequest(cfg *rest.Config) (*rest.Config, error) {
-	tlsConfig, err := rest.TLSConfigFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c := rest.CopyConfig(cfg)
-	// A custom transport carries the TLS settings itself.
-	c.TLSClientConfig = rest.TLSClientConfig{}
-	c.Transport = &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true, Proxy: http.ProxyFromEnvironment}
-	return c, nil
-}
-
-// APIServerGatesAt reads one apiserver's gates from its own /metrics.
-func APIServerGatesAt(ctx context.Context, cfg *rest.Config, endpoint string) (Gates, error) {
-	cs, err := kubernetes.NewForConfig(AtAPIServer(cfg, endpoint))
-	if err != nil {
-		return nil, err
-	}
-	g, err := APIServerGates(ctx, cs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", endpoint, err)
-	}
-	return g, nil
 }
 
 // identityLabel marks each apiserver's identity Lease in kube-system.

@@ -1,6 +1,8 @@
 // Package probes observes a cluster and returns what it saw: plain values,
 // no assertions, so the Ginkgo suites and the ndfq CLI share them and they
-// run against any cluster a kubeconfig reaches.
+// run against any cluster a kubeconfig reaches. What only the suites use
+// (binding past the scheduler, exercising a restart rule, reading one
+// apiserver at a time) lives in e2e/framework instead.
 package probes
 
 import (
@@ -190,16 +192,6 @@ func KubeletGates(ctx context.Context, cs kubernetes.Interface, node string) (Ga
 		return nil, fmt.Errorf("kubelet on %s /metrics (node proxy): %w", node, err)
 	}
 	return GatesFromMetrics(strings.NewReader(string(raw)))
-}
-
-// SchedulerGates reads kube-scheduler's /metrics at url (its secure port,
-// e.g. https://127.0.0.1:PORT/metrics) with the kubeconfig's credentials.
-func SchedulerGates(ctx context.Context, cfg *rest.Config, url string) (Gates, error) {
-	families, err := schedulerFamilies(ctx, cfg, url)
-	if err != nil {
-		return nil, err
-	}
-	return gatesOf(families)
 }
 
 // schedulerFamilies reads the metric families at url. The scheduler

@@ -152,7 +152,7 @@ func (r *routes) batch(ctx context.Context, ns string, batch []routeCandidate) (
 
 // counts sums the route counters of every apiserver the run reads.
 func (r *routes) counts(ctx context.Context) (map[string]float64, error) {
-	return sumRouteCounts(ctx, r.readers)
+	return SumRouteCounts(ctx, r.readers)
 }
 
 // routeCheckCommand is what the exec asks to run: no image has it, so the

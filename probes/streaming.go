@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ndfq/ndfq/fixtures"
 )
@@ -18,27 +17,9 @@ import (
 // it routed each WebSocket stream.
 const websocketRoutes = "apiserver_websocket_streaming_requests_total"
 
-// StreamRouteCounts is apiserver_websocket_streaming_requests_total summed
-// over every apiserver of the cluster, by subresource and proxy type
-// ("exec/proxied_to_kubelet"); an apiserver that routed nothing yet has
-// no series.
-func StreamRouteCounts(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface) (map[string]float64, error) {
-	endpoints, err := APIServerEndpoints(ctx, cs)
-	if err != nil {
-		return nil, err
-	}
-	readers := map[string]kubernetes.Interface{}
-	for _, ep := range endpoints {
-		if readers[ep], err = kubernetes.NewForConfig(AtAPIServer(cfg, ep)); err != nil {
-			return nil, err
-		}
-	}
-	return sumRouteCounts(ctx, readers)
-}
-
-// sumRouteCounts sums the route counters of the apiservers read, by where
+// SumRouteCounts sums the route counters of the apiservers read, by where
 // each is read.
-func sumRouteCounts(ctx context.Context, readers map[string]kubernetes.Interface) (map[string]float64, error) {
+func SumRouteCounts(ctx context.Context, readers map[string]kubernetes.Interface) (map[string]float64, error) {
 	counts := map[string]float64{}
 	for at, c := range readers {
 		raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
 	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/ndfq/ndfq/clusters/kindconfig"
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -41,7 +45,7 @@ func (e *Env) APIServers(ctx context.Context) []APIServer {
 	}
 	var out []APIServer
 	for _, ep := range endpoints {
-		node, ok := nodeAt[probes.EndpointHost(ep)]
+		node, ok := nodeAt[EndpointHost(ep)]
 		Expect(ok).To(BeTrue(), "apiserver endpoint %s is on no control-plane node (addresses %v)", ep, slices.Sorted(maps.Keys(nodeAt)))
 		out = append(out, APIServer{Node: node, Endpoint: ep})
 	}
@@ -73,7 +77,7 @@ func (e *Env) SetAPIServerAt(ctx context.Context, a APIServer, want fixtures.Com
 	Expect(e.Cluster.RestartStaticPod(ctx, a.Node, KubeAPIServer, want.Gates, flags)).To(Succeed())
 	ndf := fixtures.NodeDeclaredFeatures
 	Expect(wait.Until(ctx, wait.Metrics, fmt.Sprintf("kube-apiserver at %s to report %s %s", a.Endpoint, ndf, map[bool]string{true: "on", false: "off"}[want.Enables(ndf)]), func(ctx context.Context) (bool, string, error) {
-		g, err := probes.APIServerGatesAt(ctx, e.Cluster.Client.RESTConfig(), a.Endpoint)
+		g, err := APIServerGatesAt(ctx, e.Cluster.Client.RESTConfig(), a.Endpoint)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -84,4 +88,42 @@ func (e *Env) SetAPIServerAt(ctx context.Context, a APIServer, want fixtures.Com
 	if a.Node == kindconfig.NodeName(e.Cluster.Name, "control-plane", 0) && e.Shared.SchedulerMetricURL != "" {
 		e.WaitSchedulerMetrics(ctx, node)
 	}
+}
+
+// EndpointHost is the address of an endpoint from APIServerEndpoints.
+func EndpointHost(endpoint string) string {
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(endpoint, "https://"))
+	if err != nil {
+		return endpoint
+	}
+	return host
+}
+
+// OneConnectionPerRequest is cfg with connection reuse off: every request
+// dials anew, so a load balancer in front of several apiservers picks one
+// for each request, as it does for many clients (client-go otherwise keeps
+// one connection, and so one apiserver, for all of them).
+func OneConnectionPerRequest(cfg *rest.Config) (*rest.Config, error) {
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := rest.CopyConfig(cfg)
+	// A custom transport carries the TLS settings itself.
+	c.TLSClientConfig = rest.TLSClientConfig{}
+	c.Transport = &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true, Proxy: http.ProxyFromEnvironment}
+	return c, nil
+}
+
+// APIServerGatesAt reads one apiserver's gates from its own /metrics.
+func APIServerGatesAt(ctx context.Context, cfg *rest.Config, endpoint string) (probes.Gates, error) {
+	cs, err := kubernetes.NewForConfig(probes.AtAPIServer(cfg, endpoint))
+	if err != nil {
+		return nil, err
+	}
+	g, err := probes.APIServerGates(ctx, cs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", endpoint, err)
+	}
+	return g, nil
 }

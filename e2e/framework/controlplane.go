@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
@@ -65,7 +66,7 @@ func (e *Env) SetComponent(ctx context.Context, component string, want fixtures.
 // without authentication (403 system:anonymous); the first time it does,
 // it is restarted (restarted records that) and the finding recorded.
 func (e *Env) schedulerGates(ctx context.Context, node nodes.Node, restarted *bool) (probes.Gates, error) {
-	sched, err := probes.SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
+	sched, err := SchedulerGates(ctx, e.Cluster.Client.RESTConfig(), e.Shared.SchedulerMetricURL)
 	if err != nil && strings.Contains(err.Error(), "system:anonymous") && !*restarted {
 		*restarted = true
 		Record(report.Observation{Kind: report.KindFinding, Pool: topology.ControlPlanePool, Node: node.String(), OK: true,
@@ -97,4 +98,14 @@ func (e *Env) WaitSchedulerMetrics(ctx context.Context, node nodes.Node) {
 func WithGates(c fixtures.Component, gates map[string]bool) fixtures.Component {
 	c.Gates = gates
 	return c
+}
+
+// SchedulerGates reads kube-scheduler's /metrics at url (its secure port,
+// e.g. https://127.0.0.1:PORT/metrics) with the kubeconfig's credentials.
+func SchedulerGates(ctx context.Context, cfg *rest.Config, url string) (probes.Gates, error) {
+	families, err := probes.SecurePortFamilies(ctx, cfg, "kube-scheduler", url)
+	if err != nil {
+		return nil, err
+	}
+	return probes.GatesOf(families)
 }

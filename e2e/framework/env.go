@@ -1,6 +1,7 @@
 // Package framework is what every ndfq suite shares: the run's settings,
 // bringing the topology up once per suite, one way to make a namespace,
-// and one way to dump artifacts when a spec fails.
+// and one way to dump artifacts when a spec fails. It also holds the
+// primitives only the suites use, beside the probes the CLI shares.
 package framework
 
 import (

@@ -160,7 +160,7 @@ func kubeletOutcome(ctx context.Context, cs kubernetes.Interface, ns, node strin
 	if probe.Exercise != nil {
 		probe.Exercise(pod)
 	}
-	res, err := probes.BindDirectly(ctx, cs, ns, node, pod)
+	res, err := BindDirectly(ctx, cs, ns, node, pod)
 	switch {
 	case err != nil:
 		return "", res, err
@@ -192,7 +192,7 @@ func kubeletOutcome(ctx context.Context, cs kubernetes.Interface, ns, node strin
 		}
 		return strings.TrimSpace(s.State.Terminated.Message), res, nil
 	}
-	restarted, err := probes.ExerciseRule(ctx, cs, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
+	restarted, err := ExerciseRule(ctx, cs, ns, pod.Name, fixtures.ExercisedContainer, fixtures.SiblingContainer, fixtures.RuleExitCode)
 	if err != nil {
 		return "", res, err
 	}
@@ -276,7 +276,7 @@ func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
 		defer streamMu.Unlock()
 		var before, after map[string]float64
 		if routes {
-			if before, err = probes.StreamRouteCounts(ctx, cfg, cs); err != nil {
+			if before, err = StreamRouteCounts(ctx, cfg, cs); err != nil {
 				o.Err = "route counts before the streams: " + err.Error()
 				return o
 			}
@@ -285,7 +285,7 @@ func ObserveStreaming(pool topology.Pool, routes bool) ObserveFunc {
 			o.Streams = append(o.Streams, Stream(ctx, cfg, cs, ns, name, op))
 		}
 		if routes {
-			if after, err = probes.StreamRouteCounts(ctx, cfg, cs); err != nil {
+			if after, err = StreamRouteCounts(ctx, cfg, cs); err != nil {
 				o.Err = "route counts after the streams: " + err.Error()
 				return o
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ndfq/ndfq/fixtures"
 	"github.com/ndfq/ndfq/internal/wait"
+	"github.com/ndfq/ndfq/probes"
 )
 
 // StreamOutcome is what one streaming operation on a pod showed.
@@ -204,4 +205,22 @@ func forwardRead(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface,
 		err = fmt.Errorf("%w; port-forward said %s", err, strings.TrimSpace(errOut.String()))
 	}
 	return line, err
+}
+
+// StreamRouteCounts is apiserver_websocket_streaming_requests_total summed
+// over every apiserver of the cluster, by subresource and proxy type
+// ("exec/proxied_to_kubelet"); an apiserver that routed nothing yet has
+// no series.
+func StreamRouteCounts(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface) (map[string]float64, error) {
+	endpoints, err := probes.APIServerEndpoints(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	readers := map[string]kubernetes.Interface{}
+	for _, ep := range endpoints {
+		if readers[ep], err = kubernetes.NewForConfig(probes.AtAPIServer(cfg, ep)); err != nil {
+			return nil, err
+		}
+	}
+	return probes.SumRouteCounts(ctx, readers)
 }
