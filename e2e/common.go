@@ -9,6 +9,7 @@ package e2e
 import (
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -46,6 +47,15 @@ func cellIt(c claims.Cell, text string, body func(SpecContext), args ...any) {
 		return
 	}
 	notApplicable(text, c.NotApplicable, args...)
+}
+
+// timeoutIfApplies is a cell spec's SpecTimeout, none where the cell does
+// not apply (its spec only skips, and takes no context to time out).
+func timeoutIfApplies(c claims.Cell, d time.Duration) []any {
+	if !c.Applies() {
+		return nil
+	}
+	return []any{SpecTimeout(d)}
 }
 
 // Orders of a pass: slower observations start first.

@@ -76,6 +76,14 @@ func ExtraSchedulersSpec(_ context.Context, inputGetter func() ExtraSchedulersSp
 				Expect(res.Node).To(BeEmpty(), "scheduler %s with the plugin bound a pod needing %s to %s, which does not declare it", s.Name, restartAll, res.Node)
 				Expect(res.Unschedulable).To(BeTrue())
 				Expect(res.Message).To(ContainSubstring(fixtures.SchedulerRefusal(cpMinor, restartAll)))
+
+				By("its refusal shows in its own " + fixtures.SignalSchedulerRefusals.Name + " (its profile, scraped from it)")
+				prom, err := e.PrometheusUp(ctx)
+				Expect(err).NotTo(HaveOccurred(), "the suite's Prometheus")
+				sig := fixtures.SignalSchedulerRefusals
+				query := fmt.Sprintf(`sum(%s{%s,job=%q,scheduler=%q,profile=%q})`, sig.Name, sig.Selector, framework.ExtraSchedulerJob, s.Name, s.Name)
+				got, err := prom.WaitAtLeast(ctx, query, 1)
+				Expect(err).NotTo(HaveOccurred(), "[query %s] scheduler %s refused pod %s in the plugin's words, but its own series says %g", query, s.Name, res.Pod, got)
 			}
 			framework.Record(report.Observation{Kind: report.KindMeasure, Pool: lacking.Name, Feature: restartAll,
 				Text: fmt.Sprintf("extra scheduler %s (ignoresDeclarations %t): bound to %q; the default scheduler refused", s.Name, s.IgnoresDeclarations, res.Node)})

@@ -34,9 +34,11 @@ type StaleKubeletSpecInput struct{ framework.SpecInput }
 func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInput) {
 	t := inputGetter().Topology
 	pairs, why := dropSubjects(t)
+	alert := claims.OfPool(claims.Matrix(t), claims.StaleAlert, claims.SignalsAlerts)[0]
 	if why != "" {
 		BeforeEach(func() { inputGetter().Check("StaleKubeletSpec") })
 		notApplicable("a stopped kubelet keeps its declarations and the probe calls them stale", why)
+		staleAlert(inputGetter, nil, alert)
 	}
 	// The probe's HOLD on the oldest pool's stopped kubelet joins the first
 	// wave that does not send pods there, or makes a wave of its own.
@@ -55,6 +57,10 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 		}
 		Context(fmt.Sprintf("wave %d: %s stopped at once", i+1, w.poolNames()), Ordered, ContinueOnFailure, func() {
 			AfterAll(func(ctx SpecContext) { w.restore(ctx) }, NodeTimeout(6*time.Minute))
+			if i == 0 && why == "" {
+				// First, so it reads the alert before the wave stops anything.
+				staleAlert(inputGetter, w, alert)
+			}
 			for _, pair := range wave {
 				staleKubelet(t, inputGetter, w, pair)
 			}
@@ -63,6 +69,40 @@ func StaleKubeletSpec(_ context.Context, inputGetter func() StaleKubeletSpecInpu
 			}
 		})
 	}
+}
+
+// staleAlert is the stale-alert cell, observed in the first wave: the
+// shipped alert is silent before the wave stops its kubelets and fires,
+// for every stopped pool, while they are down (wait-alert-fires).
+func staleAlert(inputGetter func() StaleKubeletSpecInput, w *stoppedWave, cell claims.Cell) {
+	cellIt(cell, fmt.Sprintf("the shipped alert %s was silent before the wave and fired for each of its pools while their kubelets were stopped", claims.AlertStaleDeclarations), func(ctx SpecContext) {
+		in := inputGetter()
+		in.Check("StaleKubeletSpec")
+		e := in.Env
+		Expect(w.tried).To(BeFalse(), "the alert's cell must read the alert before the wave stops its kubelets")
+		prom, err := e.PrometheusUp(ctx)
+		Expect(err).NotTo(HaveOccurred(), "the suite's Prometheus, which loads the shipped rules")
+		before, err := prom.FiringFor(ctx, claims.AlertStaleDeclarations)
+		Expect(err).NotTo(HaveOccurred())
+		w.ensureStopped(ctx, e)
+		var pools []string
+		for pool := range w.nodes {
+			pools = append(pools, pool)
+		}
+		slices.Sort(pools)
+		seen, detail := claims.Fired, ""
+		if len(before) > 0 {
+			seen = fmt.Sprintf("already firing before the wave, for %v", before)
+		} else {
+			fired, err := prom.WaitFiring(ctx, claims.AlertStaleDeclarations, pools)
+			detail = fmt.Sprintf("firing for %v; the wave stopped %v", fired, pools)
+			if err != nil {
+				seen = fmt.Sprintf("silent before the wave; %v", err)
+			}
+		}
+		framework.RecordCell(cell, "", seen, detail)
+		Expect(seen).To(Equal(cell.Expect), "%s (%s)", claims.AlertStaleDeclarations, detail)
+	}, timeoutIfApplies(cell, 8*time.Minute)...)
 }
 
 // probeHoldsStopped is the probe's own claim in a wave: the CLI says HOLD

@@ -22,8 +22,8 @@ func (c *Cluster) startExtraSchedulers(ctx context.Context) error {
 		return err
 	}
 	extra := c.Topology.ControlPlane.ExtraSchedulers
-	for _, s := range extra {
-		if err := surgery.StartExtraScheduler(cp, s); err != nil {
+	for i, s := range extra {
+		if err := surgery.StartExtraScheduler(cp, s, surgery.ExtraSchedulerPortBase+i); err != nil {
 			return fmt.Errorf("extra scheduler %s: %w", s.Name, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -42,11 +43,21 @@ const SchedulerKubeconfig = "/etc/kubernetes/scheduler.conf"
 // every file the kubelet reads as a pod.
 func ExtraSchedulerConfigPath(name string) string { return "/etc/kubernetes/ndfq/" + name + ".yaml" }
 
+// ExtraSchedulerPortBase is the first extra scheduler's secure port; the
+// next ones follow (the default scheduler holds 10259 on the host).
+const ExtraSchedulerPortBase = 10300
+
+// MetricsPortAnnotation names an extra scheduler's secure port on its pod,
+// where the e2e Prometheus finds it.
+const MetricsPortAnnotation = "ndfq.io/metrics-port"
+
 // extraSchedulerManifest derives an extra scheduler's static pod from the
 // default one's manifest: the same image, priority and kubeconfig mount;
-// its own name, container, profile and gates; no serving port (the
-// default holds 10259 on the host), hence no health probes.
-func extraSchedulerManifest(defaultManifest []byte, s topology.ExtraScheduler) ([]byte, error) {
+// its own name, container, profile and gates; its own secure port, whose
+// /metrics authenticates and authorizes through the apiserver as the
+// default's does (kubeadm's scheduler.conf); no declared host port and no
+// health probes (the default's are on 10259).
+func extraSchedulerManifest(defaultManifest []byte, s topology.ExtraScheduler, port int) ([]byte, error) {
 	var pod corev1.Pod
 	if err := yaml.Unmarshal(defaultManifest, &pod); err != nil {
 		return nil, err
@@ -57,7 +68,9 @@ func extraSchedulerManifest(defaultManifest []byte, s topology.ExtraScheduler) (
 	}
 	c := pod.Spec.Containers[i]
 	c.Name = s.Name
-	c.Command = []string{"kube-scheduler", "--config=" + ExtraSchedulerConfigPath(s.Name), "--secure-port=0"}
+	c.Command = []string{"kube-scheduler", "--config=" + ExtraSchedulerConfigPath(s.Name),
+		fmt.Sprintf("--secure-port=%d", port), "--bind-address=0.0.0.0",
+		"--authentication-kubeconfig=" + SchedulerKubeconfig, "--authorization-kubeconfig=" + SchedulerKubeconfig}
 	if len(s.FeatureGates) > 0 {
 		c.Command = append(c.Command, "--feature-gates="+topology.FormatGates(s.FeatureGates))
 	}
@@ -74,17 +87,18 @@ func extraSchedulerManifest(defaultManifest []byte, s topology.ExtraScheduler) (
 	pod.Name = s.Name
 	// Not component=kube-scheduler: that selects the default scheduler.
 	pod.Labels = map[string]string{"component": s.Name, "tier": "control-plane", "app.kubernetes.io/managed-by": "ndfq"}
+	pod.Annotations = map[string]string{MetricsPortAnnotation: strconv.Itoa(port)}
 	return yaml.Marshal(&pod)
 }
 
 // StartExtraScheduler writes an extra scheduler's configuration and
 // static pod onto the control-plane node; the kubelet starts it.
-func StartExtraScheduler(node nodes.Node, s topology.ExtraScheduler) error {
+func StartExtraScheduler(node nodes.Node, s topology.ExtraScheduler, port int) error {
 	def, err := ReadFile(node, ManifestPath("kube-scheduler"))
 	if err != nil {
 		return err
 	}
-	manifest, err := extraSchedulerManifest(def, s)
+	manifest, err := extraSchedulerManifest(def, s, port)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", ManifestPath("kube-scheduler"), node, err)
 	}

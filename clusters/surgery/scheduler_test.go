@@ -33,7 +33,7 @@ spec:
 
 func TestExtraSchedulerIsTheDefaultsImageWithItsOwnProfile(t *testing.T) {
 	s := topology.ExtraScheduler{Name: "legacy", IgnoresDeclarations: true, FeatureGates: map[string]bool{"B": false}}
-	out, err := extraSchedulerManifest([]byte(kubeadmScheduler), s)
+	out, err := extraSchedulerManifest([]byte(kubeadmScheduler), s, 10300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +48,16 @@ func TestExtraSchedulerIsTheDefaultsImageWithItsOwnProfile(t *testing.T) {
 	if c.Image != "registry.k8s.io/kube-scheduler:v1.37.2" || !pod.Spec.HostNetwork || pod.Spec.PriorityClassName != "system-node-critical" {
 		t.Errorf("the default's image, network and priority: %s %v %s", c.Image, pod.Spec.HostNetwork, pod.Spec.PriorityClassName)
 	}
-	want := []string{"kube-scheduler", "--config=/etc/kubernetes/ndfq/legacy.yaml", "--secure-port=0", "--feature-gates=B=false"}
+	want := []string{"kube-scheduler", "--config=/etc/kubernetes/ndfq/legacy.yaml", "--secure-port=10300", "--bind-address=0.0.0.0",
+		"--authentication-kubeconfig=/etc/kubernetes/scheduler.conf", "--authorization-kubeconfig=/etc/kubernetes/scheduler.conf", "--feature-gates=B=false"}
 	if !slices.Equal(c.Command, want) {
 		t.Errorf("command %q, want %q (none of the default's gates)", c.Command, want)
 	}
 	if c.LivenessProbe != nil || len(c.Ports) != 0 {
-		t.Error("no serving port, so no health probe and no host port (the kubelet would refuse the pod: NodePorts)")
+		t.Error("no health probe and no declared host port: the default's are on 10259 (the kubelet would refuse the pod: NodePorts)")
+	}
+	if pod.Annotations[MetricsPortAnnotation] != "10300" {
+		t.Errorf("its secure port, for Prometheus to find: %v", pod.Annotations)
 	}
 	if len(pod.Spec.Volumes) != 2 || len(c.VolumeMounts) != 2 {
 		t.Errorf("kubeconfig and config mounted: %v %v", pod.Spec.Volumes, c.VolumeMounts)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +88,9 @@ func (e *Env) StartPrometheus(ctx context.Context) (*Prometheus, error) {
 	}
 	apiservers := e.Topology.ControlPlaneCount()
 	want := map[string]int{"kube-apiserver": apiservers, "kube-scheduler": apiservers, "kubelet": e.Topology.NodeCount(), "ndfq-exporter": 1}
+	if n := len(e.Topology.ControlPlane.ExtraSchedulers); n > 0 {
+		want[ExtraSchedulerJob] = n
+	}
 	e.Log.Printf("prometheus: waiting until it scrapes %v", want)
 	err = wait.Until(ctx, wait.Metrics, "prometheus to scrape every target", func(ctx context.Context) (bool, string, error) {
 		v, err := p.Vector(ctx, `count by (job) (up == 1)`, time.Now())
@@ -213,4 +217,60 @@ func (e *Env) PrometheusUp(ctx context.Context) (*Prometheus, error) {
 		return p, nil
 	}
 	return e.StartPrometheus(ctx)
+}
+
+// ExtraSchedulerJob is the e2e Prometheus's job of the extra schedulers;
+// its label "scheduler" names each.
+const ExtraSchedulerJob = "ndfq-extra-scheduler"
+
+// FiringFor is the label "pool" of every firing instance of alert now.
+func (p *Prometheus) FiringFor(ctx context.Context, alert string) ([]string, error) {
+	v, err := p.Vector(ctx, fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing"}`, alert), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var pools []string
+	for _, s := range v {
+		pools = append(pools, string(s.Metric["pool"]))
+	}
+	slices.Sort(pools)
+	return pools, nil
+}
+
+// WaitFiring waits (wait-alert-fires) until alert fires for every one of
+// pools (none: fires at all), and returns the pools it fires for.
+func (p *Prometheus) WaitFiring(ctx context.Context, alert string, pools []string) ([]string, error) {
+	var fired []string
+	err := wait.Until(ctx, wait.AlertFires, alert+" to fire for "+strings.Join(pools, ", "), func(ctx context.Context) (bool, string, error) {
+		f, err := p.FiringFor(ctx, alert)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		fired = f
+		if len(f) == 0 {
+			return false, "not firing", nil
+		}
+		for _, pool := range pools {
+			if !slices.Contains(f, pool) {
+				return false, fmt.Sprintf("firing for %v", f), nil
+			}
+		}
+		return true, "", nil
+	})
+	return fired, err
+}
+
+// WaitAtLeast waits (wait-metrics) until query's sum is at least want, and
+// returns the last sum read.
+func (p *Prometheus) WaitAtLeast(ctx context.Context, query string, want float64) (float64, error) {
+	var got float64
+	err := wait.Until(ctx, wait.Metrics, fmt.Sprintf("%s to reach %g", query, want), func(ctx context.Context) (bool, string, error) {
+		v, err := p.Sum(ctx, query, time.Now())
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		got = v
+		return v >= want, fmt.Sprintf("%g", v), nil
+	})
+	return got, err
 }

@@ -229,25 +229,15 @@ func ObserveAlert(name string, events func(*PassSpan) int) AroundFunc {
 			res.Seen = fmt.Sprintf("already firing at the pass's start: %v", before)
 			return Observation{Signal: res}
 		}
-		var fired time.Time
-		err = wait.Until(ctx, wait.AlertFires, name+" to fire", func(ctx context.Context) (bool, string, error) {
-			v, err := s.Prom.Vector(ctx, firing, time.Now())
-			if err != nil {
-				return false, err.Error(), nil
-			}
-			res.To = float64(len(v))
-			if len(v) > 0 {
-				fired = time.Now()
-				return true, "", nil
-			}
-			return false, "not firing", nil
-		})
+		fired, err := s.Prom.WaitFiring(ctx, name, nil)
+		res.To = float64(len(fired))
 		if err != nil {
 			res.Seen = fmt.Sprintf("silent before the pass, and not firing %s after it", wait.MustGet(wait.AlertFires).Timeout)
 			return Observation{Signal: res}
 		}
+		firedAt := time.Now()
 		res.Seen = claims.Fired
-		res.Detail = fmt.Sprintf("firing %s after the pass's start", fired.Sub(s.Start).Round(time.Second))
+		res.Detail = fmt.Sprintf("firing %s after the pass's start", firedAt.Sub(s.Start).Round(time.Second))
 		return Observation{Signal: res}
 	}
 }
