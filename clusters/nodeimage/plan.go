@@ -330,3 +330,28 @@ func PlanFor(t *topology.Topology) Plan {
 	p.LoadBalancer = t.ControlPlaneCount() > 1
 	return p.Normalize()
 }
+
+// ReleaseBins are the cache entries (under the cache's bin/) of the
+// Kubernetes binaries one release builds for a plan: a CI job restores and
+// saves each release on its own, so topologies that share a minor share its
+// builds (the costly part of a cold run).
+type ReleaseBins struct {
+	Release kubeversion.Version
+	Keys    []string // sorted
+}
+
+// BinsByRelease lists the plan's ReleaseBins, oldest release first, with
+// the keys BuildPrograms fills.
+func (p Plan) BinsByRelease() []ReleaseBins {
+	p = p.Normalize()
+	var out []ReleaseBins
+	for _, v := range p.versions() {
+		var keys []string
+		for _, prog := range KubernetesPrograms(v, p.components(v)) {
+			keys = append(keys, prog.key())
+		}
+		slices.Sort(keys)
+		out = append(out, ReleaseBins{Release: v, Keys: keys})
+	}
+	return out
+}

@@ -148,7 +148,7 @@ func imagesCommand() *cobra.Command {
 		},
 	}
 	prometheus.Flags().StringVar(&promCache, "cache", nodeimage.DefaultCacheDir(), "build cache folder ($NDFQ_CACHE)")
-	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage, push, prometheus)
+	return group("images", "Build kind node images offline, and ndfq's own image", build, probeImage, push, prometheus, cachePlanCommand())
 }
 
 // imagePlan merges topologies and explicit versions into one build plan,

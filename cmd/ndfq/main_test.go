@@ -76,6 +76,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"report", "claims", "-o", "markdown"}, exitOK, "| kubelet-admission · RestartAllContainersOnContainerExits | expect honoured | expect honoured | expect PodFeatureUnsupported |"},
 		{[]string{"report", "claims", "-o", "json", "--topology", "next"}, exitOK, `"expect": "ignored"`},
 		{[]string{"report", "claims", "-o", "yaml"}, exitError, `--output "yaml": want text, markdown or json`},
+		{[]string{"images", "cache-plan", "--topology", "skew-1.37"}, exitOK, "v1.34.12\tndfq-bin-v1.34.12-"},
+		{[]string{"images", "cache-plan", "--topology", "skew-1.37", "--slots", "3", "-o", "github"}, exitError, "topology skew-1.37 builds 4 Kubernetes releases, more than the 3 cache slots"},
+		{[]string{"images", "cache-plan", "-o", "yaml"}, exitError, `--output "yaml": want text or github`},
 		{[]string{"report", "claims", "--topology", bad}, exitError, "invalid topology"},
 		{[]string{"topology", "validate", typo}, exitError, "unrecognized feature gate: NodeDeclaredFeaturez (Kubernetes 1.37 has no gate of that name; did you mean NodeDeclaredFeatures?)"},
 	}

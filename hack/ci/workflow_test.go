@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ndfq/ndfq/clusters/nodeimage"
+	"github.com/ndfq/ndfq/clusters/topology"
 )
 
 const (
@@ -25,6 +28,7 @@ type step struct {
 	If      string            `yaml:"if"`
 	Timeout int               `yaml:"timeout-minutes"`
 	Env     map[string]string `yaml:"env"`
+	With    map[string]string `yaml:"with"`
 }
 
 type workflow struct {
@@ -213,5 +217,63 @@ func TestReleaseWorkflow(t *testing.T) {
 	}
 	if job.Timeout == 0 {
 		t.Error("the release job needs a timeout-minutes")
+	}
+}
+
+// The Kubernetes binaries are cached per release: every slot has a restore
+// before the prepare step and a save after it, keyed by the plan's key of
+// that release, and there are as many slots as the most releases any
+// shipped topology builds (the plan step refuses more, --slots).
+func TestBinariesAreCachedPerRelease(t *testing.T) {
+	w, _ := load(t)
+	job := w.Jobs["e2e"]
+	var plan string
+	restores, saves := map[string]int{}, map[string]int{}
+	prepare := -1
+	for i, s := range job.Steps {
+		switch {
+		case strings.Contains(s.Run, "images cache-plan"):
+			plan = s.Run
+		case strings.Contains(s.Run, "E2E_STEPS=prepare"):
+			prepare = i
+		}
+		m := regexp.MustCompile(`bin_key_(\d+) != ''`).FindStringSubmatch(s.If)
+		if m == nil {
+			continue
+		}
+		if !strings.Contains(s.With["key"], "steps.key.outputs.bin_key_"+m[1]) || !strings.Contains(s.With["path"], "steps.key.outputs.bin_paths_"+m[1]) {
+			t.Errorf("step %q: key and path of slot %s: %v", s.Name, m[1], s.With)
+		}
+		switch {
+		case strings.HasPrefix(s.Uses, "actions/cache/restore@") && (prepare < 0):
+			restores[m[1]]++
+		case strings.HasPrefix(s.Uses, "actions/cache/save@") && prepare >= 0:
+			saves[m[1]]++
+		default:
+			t.Errorf("step %q: a slot's restore comes before the prepare step and its save after it", s.Name)
+		}
+	}
+	m := regexp.MustCompile(`--slots (\d+)`).FindStringSubmatch(plan)
+	if m == nil {
+		t.Fatalf("the cache-plan step must pass --slots: %q", plan)
+	}
+	slots, _ := strconv.Atoi(m[1])
+	for i := range slots {
+		if k := strconv.Itoa(i); restores[k] != 1 || saves[k] != 1 {
+			t.Errorf("slot %d: %d restores, %d saves; want one of each", i, restores[k], saves[k])
+		}
+	}
+	most := 0
+	for _, name := range topology.Names() {
+		tp, err := topology.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(nodeimage.PlanFor(tp).BinsByRelease()); n > most {
+			most = n
+		}
+	}
+	if slots < most {
+		t.Errorf("%d slots, but a shipped topology builds %d releases", slots, most)
 	}
 }
