@@ -147,6 +147,9 @@ func TestE2EJobOnHostedRunners(t *testing.T) {
 			t.Errorf("step %q must run always", s.Name)
 		}
 	}
+	if job.Env["NDFQ_SCRATCH_GOCACHE"] != "true" {
+		t.Error("e2e env NDFQ_SCRATCH_GOCACHE must be \"true\": a cold run keeps no Go build cache on the runner's small disk")
+	}
 	ginkgo, err := time.ParseDuration(job.Env["GINKGO_TIMEOUT"])
 	if err != nil {
 		t.Fatalf("e2e env GINKGO_TIMEOUT: %v", err)
