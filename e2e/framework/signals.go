@@ -145,8 +145,19 @@ func ObserveSchedulerRefusals() AroundFunc {
 		if err != nil {
 			return Observation{Err: err.Error()}
 		}
-		return Observation{Signal: &SignalResult{Query: peak, From: from, To: to, Want: want, Seen: claims.HeldSeen(to, want),
-			Detail: fmt.Sprintf("%d pods of the pass refused in the plugin's words (%q)", want, words)}}
+		detail := fmt.Sprintf("%d pods of the pass refused in the plugin's words (%q)", want, words)
+		if to < float64(want) {
+			// A refused pod leaves the gauge while the scheduler retries it
+			// (a cluster event moves it to the backoff queue) and is back once
+			// refused again: the 5-s samples can miss the moment all are in.
+			// They all still wait, so the gauge must come to hold them all.
+			now, err := s.Prom.WaitAtLeast(ctx, sel, float64(want))
+			detail += fmt.Sprintf("; the pass's samples held at most %g, then %s held %g", to, sel, now)
+			if err == nil || now > to {
+				to = now
+			}
+		}
+		return Observation{Signal: &SignalResult{Query: peak, From: from, To: to, Want: want, Seen: claims.HeldSeen(to, want), Detail: detail}}
 	}
 }
 
