@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -85,11 +86,7 @@ func staleAlert(inputGetter func() StaleKubeletSpecInput, w *stoppedWave, cell c
 		before, err := prom.FiringFor(ctx, claims.AlertStaleDeclarations)
 		Expect(err).NotTo(HaveOccurred())
 		w.ensureStopped(ctx, e)
-		var pools []string
-		for pool := range w.nodes {
-			pools = append(pools, pool)
-		}
-		slices.Sort(pools)
+		pools := slices.Sorted(maps.Keys(w.nodes))
 		seen, detail := claims.Fired, ""
 		if len(before) > 0 {
 			seen = fmt.Sprintf("already firing before the wave, for %v", before)

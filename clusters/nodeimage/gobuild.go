@@ -222,10 +222,10 @@ func (b *Builder) BuildPrograms(ctx context.Context, progs []GoProgram) (map[str
 		byRoot[id] = append(byRoot[id], p.Package)
 	}
 	useScratch := os.Getenv(ScratchGoCacheEnv) == "true"
-	var scratch []string // GOCACHE=DIR, made at the call's first build
+	scratch := "" // the call's Go build cache, made at its first build
 	defer func() {
-		if len(scratch) > 0 {
-			_ = os.RemoveAll(strings.TrimPrefix(scratch[0], "GOCACHE="))
+		if scratch != "" {
+			_ = os.RemoveAll(scratch)
 		}
 	}()
 	paths := map[string]string{}
@@ -234,16 +234,20 @@ func (b *Builder) BuildPrograms(ctx context.Context, progs []GoProgram) (map[str
 		var done func(error)
 		dir, hit, err := b.Cache.Fill("bin", p.key(), func(out string) error {
 			done = b.Log.Step("build %s %s", p.Name(), p.Version)
-			if useScratch && scratch == nil {
-				d, err := os.MkdirTemp(b.Cache.Dir, "gocache-")
-				if err != nil {
-					return err
+			env := p.env()
+			if useScratch {
+				if scratch == "" {
+					d, err := os.MkdirTemp(b.Cache.Dir, "gocache-")
+					if err != nil {
+						return err
+					}
+					scratch = d
 				}
-				scratch = []string{"GOCACHE=" + d}
+				env = append(env, "GOCACHE="+scratch)
 			}
 			wrapper, err := b.wrapperModule(ctx, p.Module, p.Version, byRoot[p.Module+"@"+p.Version])
 			if err == nil {
-				_, err = gotool.RunEnv(ctx, wrapper, append(p.env(), scratch...), nil, p.buildArgs(filepath.Join(out, p.Name()))...)
+				_, err = gotool.RunEnv(ctx, wrapper, env, nil, p.buildArgs(filepath.Join(out, p.Name()))...)
 			}
 			done(err)
 			return err

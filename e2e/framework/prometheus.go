@@ -223,9 +223,14 @@ func (e *Env) PrometheusUp(ctx context.Context) (*Prometheus, error) {
 // its label "scheduler" names each.
 const ExtraSchedulerJob = "ndfq-extra-scheduler"
 
+// firingQuery selects every firing instance of a shipped alert.
+func firingQuery(alert string) string {
+	return fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing"}`, alert)
+}
+
 // FiringFor is the label "pool" of every firing instance of alert now.
 func (p *Prometheus) FiringFor(ctx context.Context, alert string) ([]string, error) {
-	v, err := p.Vector(ctx, fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing"}`, alert), time.Now())
+	v, err := p.Vector(ctx, firingQuery(alert), time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -151,11 +151,9 @@ func ObserveSchedulerRefusals() AroundFunc {
 			// (a cluster event moves it to the backoff queue) and is back once
 			// refused again: the 5-s samples can miss the moment all are in.
 			// They all still wait, so the gauge must come to hold them all.
-			now, err := s.Prom.WaitAtLeast(ctx, sel, float64(want))
+			now, _ := s.Prom.WaitAtLeast(ctx, sel, float64(want))
 			detail += fmt.Sprintf("; the pass's samples held at most %g, then %s held %g", to, sel, now)
-			if err == nil || now > to {
-				to = now
-			}
+			to = max(to, now) // what it held once the wait ended, met or not
 		}
 		return Observation{Signal: &SignalResult{Query: peak, From: from, To: to, Want: want, Seen: claims.HeldSeen(to, want), Detail: detail}}
 	}
@@ -230,7 +228,7 @@ func ObserveAlert(name string, events func(*PassSpan) int) AroundFunc {
 		if events(s) == 0 {
 			return Observation{Err: "the pass gave " + name + " nothing to fire on (were the cells it counts selected?)"}
 		}
-		firing := fmt.Sprintf(`ALERTS{alertname=%q,alertstate="firing"}`, name)
+		firing := firingQuery(name)
 		before, err := s.Prom.Vector(ctx, firing, s.Start)
 		if err != nil {
 			return Observation{Err: err.Error()}
