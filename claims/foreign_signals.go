@@ -27,11 +27,7 @@ var foreignSignalsRow = Row{
 	Claim: "a ValidatingAdmissionPolicy's rejection of a pod update rises in its own series, apiserver_validating_admission_policy_check_total, and leaves the validator's rejection counter where it was",
 	Edges: func(t *topology.Topology) []Cell {
 		c := Cell{Kind: ForeignSignals, Pool: SignalsAPIServers, Kubelet: string(t.ControlPlaneVersion()), Feature: fixtures.SignalPolicyRejections.Name, Expect: CountedApart}
-		rejections := 0
-		for _, p := range poolContexts(t) {
-			rejections += expecting(updateRow.Pool(p), Rejected)
-		}
-		if rejections == 0 {
+		if len(RejectingUpdates(t)) == 0 {
 			c.Expect, c.NotApplicable = "", "no update cell of this topology expects the validator's rejection: there is no validator's answer to tell a foreign one apart from"
 		} else if slices.Contains(strings.Split(t.ControlPlane.APIServer.ExtraArgs["disable-admission-plugins"], ","), ForeignPolicyPlugin) {
 			c.Expect, c.NotApplicable = "", "kube-apiserver runs with --disable-admission-plugins="+ForeignPolicyPlugin+": no policy can answer"

@@ -10,7 +10,7 @@ import (
 var Table = []Row{
 	declaresRow, pathRow, trustRow, streamingRow, resourceSliceRow, nodeOperationsRow,
 	placementRow, preemptionRow, updateRow, kubeletAdmissionRow, queueingRow, runtimeUpgradeRow,
-	controlPlaneGateRow, signalsRow, foreignSignalsRow, staleAlertRow,
+	controlPlaneGateRow, signalsRow, foreignSignalsRow, apiServerSignalsRow, staleAlertRow,
 }
 
 // Row is one claim kind: what its cells say, the cells it yields for a

@@ -61,6 +61,10 @@ func (a APIServer) Clientset(e *Env) kubernetes.Interface {
 	return cs
 }
 
+// Instance is the apiserver's address as the suite's Prometheus labels its
+// series (instance, from the kubernetes Service's endpoints): host:port.
+func (a APIServer) Instance() string { return strings.TrimPrefix(a.Endpoint, "https://") }
+
 // SetAPIServerAt restarts one apiserver as want (its gates and
 // --emulated-version) with args set as well (a "" value removes a flag;
 // the change must alter its manifest, or nothing restarts), and waits
