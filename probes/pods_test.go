@@ -65,14 +65,14 @@ func TestCreatePodWaitsForTheDefaultServiceAccount(t *testing.T) {
 func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 	t.Setenv(wait.EnvVar(wait.PodsGone), "300ms,10ms")
 	pod := func(name string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{RunLabel: "r"}}}
 	}
-	lingering := 3 // gets of pod b that still find it after its deletion
+	lingering := 3 // lists that still find pod b after its deletion
 	cs := fake.NewClientset(pod("a"), pod("b"))
-	cs.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.(k8stesting.GetAction).GetName() == "b" && lingering > 0 {
+	cs.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if lingering > 0 {
 			lingering--
-			return true, pod("b"), nil
+			return true, &corev1.PodList{Items: []corev1.Pod{*pod("b")}}, nil
 		}
 		return false, nil, nil
 	})
@@ -88,7 +88,7 @@ func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{WaitCleanup: true, Progress: func(f string, args ...any) { said = append(said, f) }}}
 	p.deleteCreated(context.Background())
 	if lingering != 0 {
-		t.Errorf("cleanup ended while pod b was still there (%d gets left)", lingering)
+		t.Errorf("cleanup ended while pod b was still there (%d lists left)", lingering)
 	}
 	if !slices.Equal(graces, []int64{1, 1}) {
 		t.Errorf("pods deleted with grace periods %v, want 1 s each (-1: none given)", graces)
@@ -104,5 +104,29 @@ func TestCleanupWaitsForThePodsToGo(t *testing.T) {
 	p.deleteCreated(context.Background())
 	if !strings.Contains(strings.Join(said, "\n"), "not gone") {
 		t.Errorf("a pod that stays must be said: %q", said)
+	}
+}
+
+// A pod dropped once its answer was in is deleted once: the run's cleanup
+// deletes only the others, and still waits for every pod it created.
+func TestDroppedPodsAreDeletedOnce(t *testing.T) {
+	t.Setenv(wait.EnvVar(wait.PodsGone), "300ms,10ms")
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{RunLabel: "r"}}}
+	}
+	cs := fake.NewClientset(pod("a"), pod("b"))
+	var deleted []string
+	var mu sync.Mutex
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		deleted = append(deleted, a.(k8stesting.DeleteActionImpl).Name)
+		return false, nil, nil
+	})
+	p := &prober{cs: cs, ns: "ns", created: []string{"a", "b"}, in: RunInput{WaitCleanup: true}}
+	p.drop(context.Background(), "a")
+	p.deleteCreated(context.Background())
+	if !slices.Equal(deleted, []string{"a", "b"}) {
+		t.Errorf("deleted %v, want a (dropped) then b (at cleanup), each once", deleted)
 	}
 }

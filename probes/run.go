@@ -239,6 +239,7 @@ type prober struct {
 
 	mu              sync.Mutex
 	created         []string         // pods to delete after, in a namespace the probe keeps
+	dropped         map[string]bool  // created pods already deleted once their answer was in
 	routeCandidates []routeCandidate // a running pod per pool, for the exec routes
 }
 
@@ -542,6 +543,9 @@ func (p *prober) deletePods(ctx context.Context) {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, name := range created {
+		if p.isDropped(name) {
+			continue
+		}
 		wg.Go(func() {
 			_ = p.cs.CoreV1().Pods(p.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
 		})
@@ -577,6 +581,28 @@ const maxInFlight = 12
 func (p *prober) slot() func() {
 	p.inFlight <- struct{}{}
 	return func() { <-p.inFlight }
+}
+
+// drop deletes a pod whose answer is in, while the run goes on: its
+// kubelet stops it meanwhile (a bound placement pod mostly before it
+// starts), and the run's end waits for the few pods left, not for ~150.
+// The synthetic node's pods are not dropped: no kubelet would let them go.
+func (p *prober) drop(ctx context.Context, name string) {
+	err := p.cs.CoreV1().Pods(p.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
+	if err == nil || apierrors.IsNotFound(err) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.dropped == nil {
+			p.dropped = map[string]bool{}
+		}
+		p.dropped[name] = true
+	}
+}
+
+func (p *prober) isDropped(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped[name]
 }
 
 // remember keeps a pod's name for deleteCreated.
@@ -646,6 +672,10 @@ func (p *prober) placeAll(ctx context.Context, pool string, steer []corev1.NodeS
 			out[i] = PoolProbe{Pool: pool, Scheduler: scheduler, Feature: t.feature, Declares: declares,
 				Bound: res.Node != "", Node: res.Node, Message: res.Message, Decision: res.Decision, DecisionFrom: DecisionFromCondition,
 				created: res.Created, pod: res.Pod}
+			// A refused pod stays: the scheduler's gauge is read while it waits.
+			if res.Node != "" && pool != SyntheticPool {
+				p.drop(ctx, pod.Name)
+			}
 			return nil
 		})
 	}
@@ -714,15 +744,18 @@ func (p *prober) updateAll(ctx context.Context, pool string, steer []corev1.Node
 			if err != nil {
 				return err
 			}
-			if i == 0 && p.routes != nil && !synthetic {
+			out[i] = PoolUpdate{Pool: pool, Pod: pod.Name, Node: running.Spec.NodeName, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName),
+				Code: res.Code, Message: res.Message, ByAPIServer: byAPIServer}
+			switch {
+			case i == 0 && p.routes != nil && !synthetic:
 				// The first control pod runs on the pool's node: an exec into it shows the route.
 				node := running.Spec.NodeName
 				p.mu.Lock()
 				p.routeCandidates = append(p.routeCandidates, routeCandidate{pool: pool, node: node, pod: pod.Name, declares: p.declares(fixtures.ExtendWebSocketsToKubelet, node)})
 				p.mu.Unlock()
+			case !synthetic:
+				p.drop(ctx, pod.Name)
 			}
-			out[i] = PoolUpdate{Pool: pool, Pod: pod.Name, Node: running.Spec.NodeName, Feature: t.feature, Declares: p.declares(t.feature, running.Spec.NodeName),
-				Code: res.Code, Message: res.Message, ByAPIServer: byAPIServer}
 			return nil
 		})
 	}
