@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-var _ = Describe("The ndfq probe CLI on a cluster ndfq did not set up", ndf, Label("cli"), Serial, func() {
+// Not Serial: its own kind cluster, which no other spec touches.
+var _ = Describe("The ndfq probe CLI on a cluster ndfq did not set up", ndf, Label("cli"), func() {
 	ForeignClusterSpec(context.TODO(), func() ForeignClusterSpecInput { return ForeignClusterSpecInput{input()} })
 })

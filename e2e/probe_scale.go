@@ -204,6 +204,15 @@ func waitFleetReady(ctx context.Context, c *framework.PlainCluster, want int) {
 // scaleSizes reads NDFQ_SCALE_SIZES ("100,1000,5000"); CI runs 100.
 func scaleSizes() []int { return sizesFromEnv("NDFQ_SCALE_SIZES", 100) }
 
+// benchSerial is Serial under make bench (NDFQ_BENCH=true), where a
+// spec's figures must not share the machine with another spec's work.
+func benchSerial() []any {
+	if os.Getenv("NDFQ_BENCH") == "true" {
+		return []any{Serial}
+	}
+	return nil
+}
+
 // benchSizes reads NDFQ_BENCH_SIZES ("1000,5000"); CI runs 200.
 func benchSizes() []int { return sizesFromEnv("NDFQ_BENCH_SIZES", 200) }
 
