@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/ndfq/ndfq/internal/kubeversion"
 
 	"github.com/ndfq/ndfq/clusters/topology"
@@ -124,56 +126,89 @@ const NodeImageName = "ndfq/node"
 // Result maps each node kind (kubelet version and runtime) to its node image.
 type Result map[topology.NodeKind]string
 
-// Build produces every image of the plan, reusing whatever is cached.
+// Build produces every image of the plan, reusing whatever is cached. The
+// base root file system (debootstrap, mostly waiting on the mirror and the
+// disk) is made beside the Kubernetes compiles, which hold every core one
+// release at a time; the images that need both follow. Its closing line
+// names the critical path: which step waited on which.
 func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 	p = p.Normalize()
 	if len(p.ControlPlaneVersions) == 0 {
 		return nil, fmt.Errorf("image plan has no control-plane version")
 	}
-	if p.LoadBalancer {
-		if err := b.BuildLoadBalancer(ctx); err != nil {
-			return nil, fmt.Errorf("load balancer image: %w", err)
-		}
-	}
 	kindDir, err := KindModuleDir(ctx)
 	if err != nil {
 		return nil, err
 	}
-	crictl, err := b.BuildPrograms(ctx, []GoProgram{Crictl()})
-	if err != nil {
-		return nil, err
-	}
-	base, rootfsTar, err := b.BuildBase(ctx, BaseSpec{
-		Suite: "bookworm", Mirror: debianMirror(), Packages: DefaultBasePackages,
-		KindDir: kindDir, Crictl: crictl["crictl"],
-	})
-	if err != nil {
-		return nil, err
-	}
+	var st stages
+	var base, rootfsTar string
 	bins := map[kubeversion.Version]map[string]string{}
-	for _, v := range p.versions() {
-		paths, err := b.BuildPrograms(ctx, KubernetesPrograms(v, p.components(v)))
-		if err != nil {
-			return nil, err
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var after []string
+		if p.LoadBalancer {
+			if err := st.run("load balancer", nil, func() error { return b.BuildLoadBalancer(gctx) }); err != nil {
+				return fmt.Errorf("load balancer image: %w", err)
+			}
+			after = []string{"load balancer"}
 		}
-		bins[v] = paths
+		var crictl map[string]string
+		if err := st.run("crictl", after, func() (err error) { crictl, err = b.BuildPrograms(gctx, []GoProgram{Crictl()}); return err }); err != nil {
+			return err
+		}
+		return st.run("base", []string{"crictl"}, func() (err error) {
+			base, rootfsTar, err = b.BuildBase(gctx, BaseSpec{
+				Suite: "bookworm", Mirror: debianMirror(), Packages: DefaultBasePackages,
+				KindDir: kindDir, Crictl: crictl["crictl"],
+			})
+			return err
+		})
+	})
+	lastCompile := ""
+	for _, v := range p.versions() {
+		lastCompile = "kubernetes " + v.String()
+	}
+	g.Go(func() error {
+		var after []string
+		for _, v := range p.versions() {
+			name := "kubernetes " + v.String()
+			var paths map[string]string
+			if err := st.run(name, after, func() (err error) {
+				paths, err = b.BuildPrograms(gctx, KubernetesPrograms(v, p.components(v)))
+				return err
+			}); err != nil {
+				return err
+			}
+			bins[v], after = paths, []string{name}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// The rest runs one step after another, each after the one before.
+	prev := []string{"base", lastCompile}
+	step := func(name string, f func() error) error {
+		err := st.run(name, prev, f)
+		prev = []string{name}
+		return err
 	}
 	// Images every node carries: the plan's kube-proxy, the control planes'
 	// CoreDNS, every pause tag, and the suites' test image.
 	// What each control plane's and kube-proxy's kubeadm lists, asked once.
 	refsOf := map[kubeversion.Version]map[string]string{}
 	for _, v := range uniqVersions(slices.Concat(p.ControlPlaneVersions, p.KubeProxyVersions)) {
-		if refsOf[v], err = kubeadmImages(ctx, bins[v][Kubeadm], v); err != nil {
+		if err := step("kubeadm images "+v.String(), func() (err error) { refsOf[v], err = kubeadmImages(ctx, bins[v][Kubeadm], v); return err }); err != nil {
 			return nil, err
 		}
 	}
-	shared, err := b.sharedImages(ctx, p, bins, refsOf, rootfsTar, kindDir)
-	if err != nil {
+	var shared []string
+	if err := step("shared images", func() (err error) { shared, err = b.sharedImages(ctx, p, bins, refsOf, rootfsTar, kindDir); return err }); err != nil {
 		return nil, err
 	}
 	cpImages := map[kubeversion.Version][]string{}
 	for _, v := range p.ControlPlaneVersions {
-		if cpImages[v], err = b.controlPlaneImages(ctx, refsOf[v], bins[v]); err != nil {
+		if err := step("control-plane images "+v.String(), func() (err error) { cpImages[v], err = b.controlPlaneImages(ctx, refsOf[v], bins[v]); return err }); err != nil {
 			return nil, err
 		}
 	}
@@ -191,30 +226,33 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 		if spec.ControlPlane {
 			spec.OtherKubeadms = p.kubeProxyKubeadms(bins, v)
 		}
-		img, err := b.nodeImage(ctx, spec)
-		if err != nil {
+		kind := topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}
+		if err := step("node image "+kind.String(), func() (err error) { out[kind], err = b.nodeImage(ctx, spec); return err }); err != nil {
 			return nil, err
 		}
-		out[topology.NodeKind{Version: v, Runtime: fixtures.DefaultRuntime}] = img
 		for _, k := range p.Variants {
 			if k.Version != v {
 				continue
 			}
 			if k.ControlPlane != "" {
-				if out[k], err = b.nodeImage(ctx, p.variantSpec(k, spec, bins, append(slices.Clone(shared), cpImages[k.ControlPlane]...))); err != nil {
+				if err := step("node image "+k.String(), func() (err error) {
+					out[k], err = b.nodeImage(ctx, p.variantSpec(k, spec, bins, append(slices.Clone(shared), cpImages[k.ControlPlane]...)))
+					return err
+				}); err != nil {
 					return nil, err
 				}
 				continue
 			}
 			spec.Runtime = k.Runtime
-			if spec.RuntimeFiles, err = b.runtimeFiles(ctx, k.Runtime); err != nil {
+			if err := step("runtime "+k.Runtime, func() (err error) { spec.RuntimeFiles, err = b.runtimeFiles(ctx, k.Runtime); return err }); err != nil {
 				return nil, err
 			}
-			if out[k], err = b.nodeImage(ctx, spec); err != nil {
+			if err := step("node image "+k.String(), func() (err error) { out[k], err = b.nodeImage(ctx, spec); return err }); err != nil {
 				return nil, err
 			}
 		}
 	}
+	b.Log.Printf("%s", st.summary())
 	return out, nil
 }
 
