@@ -63,10 +63,23 @@ const (
 	placementOrder = iota
 	updateOrder
 	kubeletOrder
-	// streamingOrder is first: its streams wait their turn (one pod's at
+	// streamingOrder is early: its streams wait their turn (one pod's at
 	// a time), so they are best begun while the other cells' pods start.
 	streamingOrder
+	// refusalOrder is first: a refused pod is decided in a second, and the
+	// shipped refusal alert's `for: 1m` then runs while the slower cells
+	// do (the pass waits for it to fire once its cells are in; last, the
+	// refusals left it ~50 s to wait).
+	refusalOrder
 )
+
+// placementOrderOf is a placement cell's order: its plugin's refusals first.
+func placementOrderOf(c claims.Cell) int {
+	if c.Expect == claims.Refused {
+		return refusalOrder
+	}
+	return placementOrder
+}
 
 // passCellIt is cellIt for a cell the suite's pass observes (framework.Plan):
 // its spec asserts the pass's observation, or makes it with observe where

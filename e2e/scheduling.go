@@ -52,7 +52,7 @@ func SchedulingSpec(_ context.Context, inputGetter func() SchedulingSpecInput) {
 			case !cell.Applies():
 				claim = fmt.Sprintf("a pod that needs %s placed on %s", probe.Feature, framework.PoolDesc(pool))
 			}
-			passCellIt(cell, claim, placementOrder, env, framework.ObservePlacement(pool, probe.Apply), func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, placementOrderOf(cell), env, framework.ObservePlacement(pool, probe.Apply), func(ctx SpecContext, o framework.Observation) {
 				e.ExpectPoolDeclares(ctx, pool, probe.Feature, declares)
 				res := *o.Placement
 				framework.RecordPlacement(cell, res)
@@ -89,7 +89,7 @@ func pairs(t *topology.Topology, cells []claims.Cell, env func() *framework.Env)
 				first, second := framework.FeaturePod(t, pair[0]), framework.FeaturePod(t, pair[1])
 				observe = framework.ObservePlacement(pool, func(p *corev1.Pod) { first.Apply(p); second.Apply(p) })
 			}
-			passCellIt(cell, claim, placementOrder, env, observe, func(ctx SpecContext, o framework.Observation) {
+			passCellIt(cell, claim, placementOrderOf(cell), env, observe, func(ctx SpecContext, o framework.Observation) {
 				res := *o.Placement
 				framework.RecordPlacement(cell, res)
 				if cell.Expect == claims.Bound {

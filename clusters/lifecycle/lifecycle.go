@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -390,21 +391,26 @@ func (c *Cluster) LoadImageArchive(path string, roles ...string) error {
 	if err != nil {
 		return err
 	}
+	// Every node at once, as kind load image-archive does: one at a time,
+	// ndfq's image took 26 s for skew-1.37's 10 nodes.
+	var g errgroup.Group
 	for _, n := range list {
 		if role, err := n.Role(); len(roles) > 0 && (err != nil || !slices.Contains(roles, role)) {
 			continue
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		err = nodeutils.LoadImageArchive(n, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("load %s into %s: %w", path, n, err)
-		}
+		g.Go(func() error {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := nodeutils.LoadImageArchive(n, f); err != nil {
+				return fmt.Errorf("load %s into %s: %w", path, n, err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // KindNode is the kind node (container) of a Node name, to run commands in.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,10 +50,12 @@ func (e *Env) StartPrometheus(ctx context.Context) (*Prometheus, error) {
 	if err != nil {
 		return nil, err
 	}
+	var loads errgroup.Group
 	for _, a := range []string{archive, ProbeImageArchive()} {
-		if err := e.Cluster.LoadImageArchive(a, kindconstants.ControlPlaneNodeRoleValue); err != nil {
-			return nil, err
-		}
+		loads.Go(func() error { return e.Cluster.LoadImageArchive(a, kindconstants.ControlPlaneNodeRoleValue) })
+	}
+	if err := loads.Wait(); err != nil {
+		return nil, err
 	}
 	exporterImage, err := probeImageRef(ctx)
 	if err != nil {
