@@ -52,6 +52,11 @@ func ProbeCLISpec(_ context.Context, inputGetter func() ProbeCLISpecInput) {
 	// fully rolled-out fleet (pods can ask for the feature, no pool lacks
 	// it) shows the plugin and the validator only on the synthetic node.
 	refusing, whyNot := refusedPools(claims.Matrix(t), restartAll)
+	// Pools of one minor (ha-1.37's current and lean): the oldest is no
+	// older, so a pool that refuses joins the slice by name.
+	if len(refusing) > 0 && !slices.ContainsFunc(rbacPools, func(p string) bool { return slices.Contains(refusing, p) }) {
+		rbacPools = append(rbacPools, refusing[0])
+	}
 	rolledOut := len(refusing) == 0 && placementApplies(claims.Matrix(t), restartAll)
 	var notExercised []any // what the probed slice leaves unseen without the synthetic-node grant
 	if !slices.ContainsFunc(rbacPools, func(p string) bool { return slices.Contains(refusing, p) }) && rolledOut {

@@ -54,6 +54,10 @@ func ProbeScaleSpec(_ context.Context, inputGetter func() ProbeScaleSpecInput) {
 		notApplicable(claim, why)
 		return
 	}
+	if !slices.ContainsFunc(t.Versions(), func(v kubeversion.Version) bool { return !(fixtures.Kubelet{Version: v.String()}).Declares(restartAll) }) {
+		notApplicable(claim, fmt.Sprintf("every kubelet of the topology (%v) declares %s at its defaults, and so would every simulated node: no probe pod could be refused, so the fleet cannot show the plugin at work (its kind cluster's scheduler serves /metrics on 127.0.0.1 alone)", t.Versions(), restartAll))
+		return
+	}
 	It(claim, Label("scale"), func(ctx SpecContext) {
 		By("bringing up a one-node cluster and kwok in it")
 		c := e.UpKwokCluster(ctx, "ndfq-scale", t, "")

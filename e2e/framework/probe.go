@@ -42,7 +42,14 @@ func (e *Env) ProbeCLI(ctx context.Context, args ...string) (int, string) {
 func (e *Env) probeCLI(ctx context.Context, scope, args []string) (int, string) {
 	GinkgoHelper()
 	// The next spec may drain or restart a kubelet: the probe's pods must be gone first.
-	return RunNDFQ(ctx, slices.Concat([]string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL, "--wait-cleanup"}, scope, args)...)
+	base := []string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--wait-cleanup"}
+	// On an HA control plane the first node's scheduler may be a standby
+	// (leader election is on there; the probe then says INCOMPLETE): the
+	// probe finds the leader among the kube-scheduler pods itself.
+	if e.Topology.ControlPlaneCount() == 1 {
+		base = append(base, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL)
+	}
+	return RunNDFQ(ctx, slices.Concat(base, scope, args)...)
 }
 
 // ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
