@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -50,17 +49,14 @@ func APIServerSignalsSpec(_ context.Context, inputGetter func() APIServerSignals
 
 			prom, err := e.PrometheusUp(ctx)
 			Expect(err).NotTo(HaveOccurred(), "the suite's Prometheus")
-			query := "sum by (instance) (" + fixtures.SignalValidatorRejections.Series() + ")"
+			series := fixtures.SignalValidatorRejections.Series()
+			query := "sum by (instance) (" + series + ")"
 			read := func() map[string]float64 {
 				GinkgoHelper()
 				Expect(prom.WaitScrapedAfter(ctx, time.Now())).To(Succeed())
-				v, err := prom.Vector(ctx, query, time.Now())
+				byInstance, err := prom.SumByInstance(ctx, series, time.Now())
 				Expect(err).NotTo(HaveOccurred())
-				out := map[string]float64{}
-				for _, s := range v {
-					out[string(s.Metric["instance"])] = float64(s.Value)
-				}
-				return out
+				return byInstance
 			}
 			before := read()
 
@@ -99,9 +95,9 @@ func APIServerSignalsSpec(_ context.Context, inputGetter func() APIServerSignals
 func rejectedUpdate(t *topology.Topology) (topology.Pool, fixtures.FeatureUpdate, bool) {
 	for _, c := range claims.RejectingUpdates(t) {
 		probe, okProbe := fixtures.FeatureUpdateFor(framework.CPMinor(t), c.Feature)
-		i := slices.IndexFunc(t.Pools(), func(p topology.Pool) bool { return p.Name == c.Pool })
-		if okProbe && i >= 0 {
-			return t.Pools()[i], probe, true
+		pool, okPool := framework.PoolWhere(t.Pools(), func(p topology.Pool) bool { return p.Name == c.Pool })
+		if okProbe && okPool {
+			return pool, probe, true
 		}
 	}
 	return topology.Pool{}, fixtures.FeatureUpdate{}, false

@@ -539,13 +539,10 @@ func (p *prober) deleteCreated(ctx context.Context) {
 // kubelets stop them (probe images exit on SIGTERM) before they are gone.
 func (p *prober) deletePods(ctx context.Context) {
 	p.mu.Lock()
-	created := slices.Clone(p.created)
+	left := slices.DeleteFunc(slices.Clone(p.created), func(name string) bool { return p.dropped[name] })
 	p.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, name := range created {
-		if p.isDropped(name) {
-			continue
-		}
+	for _, name := range left {
 		wg.Go(func() {
 			_ = p.cs.CoreV1().Pods(p.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
 		})
@@ -597,12 +594,6 @@ func (p *prober) drop(ctx context.Context, name string) {
 		}
 		p.dropped[name] = true
 	}
-}
-
-func (p *prober) isDropped(name string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.dropped[name]
 }
 
 // remember keeps a pod's name for deleteCreated.

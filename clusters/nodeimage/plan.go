@@ -164,14 +164,12 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 			return err
 		})
 	})
-	lastCompile := ""
-	for _, v := range p.versions() {
-		lastCompile = "kubernetes " + v.String()
-	}
+	compile := func(v kubeversion.Version) string { return "kubernetes " + v.String() }
+	versions := p.versions()
 	g.Go(func() error {
 		var after []string
-		for _, v := range p.versions() {
-			name := "kubernetes " + v.String()
+		for _, v := range versions {
+			name := compile(v)
 			var paths map[string]string
 			if err := st.run(name, after, func() (err error) {
 				paths, err = b.BuildPrograms(gctx, KubernetesPrograms(v, p.components(v)))
@@ -187,7 +185,10 @@ func (b *Builder) Build(ctx context.Context, p Plan) (Result, error) {
 		return nil, err
 	}
 	// The rest runs one step after another, each after the one before.
-	prev := []string{"base", lastCompile}
+	prev := []string{"base"}
+	if len(versions) > 0 {
+		prev = append(prev, compile(versions[len(versions)-1]))
+	}
 	step := func(name string, f func() error) error {
 		err := st.run(name, prev, f)
 		prev = []string{name}

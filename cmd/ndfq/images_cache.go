@@ -49,8 +49,7 @@ func cachePlanCommand() *cobra.Command {
 				return fmt.Errorf("topology %s builds %d Kubernetes releases, more than the %d cache slots the workflow has (--slots): add a restore and a save step per slot", topo, len(entries), slots)
 			}
 			fmt.Fprintf(w, "releases=%d\n", len(entries))
-			var rest []string // every other binary: crictl, etcd, CoreDNS, runtimes
-			rest = append(rest, bin)
+			rest := []string{bin} // every other binary: crictl, etcd, CoreDNS, runtimes
 			for i, e := range entries {
 				fmt.Fprintf(w, "bin_key_%d=%s\n", i, releaseCacheKey(e))
 				fmt.Fprintf(w, "bin_paths_%d<<%s\n", i, githubDelimiter)

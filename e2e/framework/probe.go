@@ -43,13 +43,21 @@ func (e *Env) probeCLI(ctx context.Context, scope, args []string) (int, string) 
 	GinkgoHelper()
 	// The next spec may drain or restart a kubelet: the probe's pods must be gone first.
 	base := []string{"probe", "--kubeconfig", e.Shared.Kubeconfig, "--wait-cleanup"}
-	// On an HA control plane the first node's scheduler may be a standby
-	// (leader election is on there; the probe then says INCOMPLETE): the
-	// probe finds the leader among the kube-scheduler pods itself.
-	if e.Topology.ControlPlaneCount() == 1 {
-		base = append(base, "--scheduler-metrics-url", e.Shared.SchedulerMetricURL)
+	if url := e.probeSchedulerURL(); url != "" {
+		base = append(base, "--scheduler-metrics-url", url)
 	}
 	return RunNDFQ(ctx, slices.Concat(base, scope, args)...)
+}
+
+// probeSchedulerURL is the scheduler /metrics a probe is given: none on an
+// HA control plane, whose first node's scheduler may be a standby (leader
+// election is on there; the probe then says INCOMPLETE), so the probe
+// finds the leader among the kube-scheduler pods itself.
+func (e *Env) probeSchedulerURL() string {
+	if e.Topology.ControlPlaneCount() > 1 {
+		return ""
+	}
+	return e.Shared.SchedulerMetricURL
 }
 
 // ProbeCLIOn runs the real binary on these pools' nodes alone (-l), without
@@ -129,7 +137,7 @@ func (e *Env) StageProbe(ctx context.Context, stage string) verdict.Verdict {
 	GinkgoHelper()
 	run, err := probes.Probe(ctx, probes.RunInput{
 		Config: e.Cluster.Client.RESTConfig(), PoolLabel: topology.PoolLabel, NamespacePrefix: "ndfq-stage", WaitCleanup: true,
-		SchedulerURL: e.Shared.SchedulerMetricURL, Freshness: verdict.DefaultThresholds.Freshness,
+		SchedulerURL: e.probeSchedulerURL(), Freshness: verdict.DefaultThresholds.Freshness,
 		Progress: func(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) },
 	})
 	Expect(err).NotTo(HaveOccurred())

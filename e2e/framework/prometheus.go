@@ -196,6 +196,16 @@ func (p *Prometheus) Sum(ctx context.Context, query string, t time.Time) (float6
 	return sum, err
 }
 
+// SumByInstance is a series summed per scrape instance (host:port) at t.
+func (p *Prometheus) SumByInstance(ctx context.Context, series string, t time.Time) (map[string]float64, error) {
+	v, err := p.Vector(ctx, "sum by (instance) ("+series+")", t)
+	out := map[string]float64{}
+	for _, s := range v {
+		out[string(s.Metric["instance"])] = float64(s.Value)
+	}
+	return out, err
+}
+
 // WaitScrapedAfter waits (wait-metrics) until every target's last scrape
 // is later than t: what happened before t is in the series.
 func (p *Prometheus) WaitScrapedAfter(ctx context.Context, t time.Time) error {

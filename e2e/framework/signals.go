@@ -176,19 +176,14 @@ func ObserveValidatorRejections() AroundFunc {
 
 // byInstance describes a counter's rise on each scraped instance.
 func (s *PassSpan) byInstance(ctx context.Context, series string) string {
-	before, err1 := s.Prom.Vector(ctx, "sum by (instance) ("+series+")", s.Start)
-	after, err2 := s.Prom.Vector(ctx, "sum by (instance) ("+series+")", time.Now())
+	was, err1 := s.Prom.SumByInstance(ctx, series, s.Start)
+	now, err2 := s.Prom.SumByInstance(ctx, series, time.Now())
 	if err1 != nil || err2 != nil {
 		return fmt.Sprintf("unread (%v %v)", err1, err2)
 	}
-	was := map[string]float64{}
-	for _, v := range before {
-		was[string(v.Metric["instance"])] = float64(v.Value)
-	}
 	var parts []string
-	for _, v := range after {
-		i := string(v.Metric["instance"])
-		parts = append(parts, fmt.Sprintf("%s +%g", i, float64(v.Value)-was[i]))
+	for i, v := range now {
+		parts = append(parts, fmt.Sprintf("%s +%g", i, v-was[i]))
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
